@@ -1,0 +1,24 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", "coverage/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-restricted-properties": ["error", { object: "process", property: "env", message: "Read configuration in main.ts and pass it through loadConfig(env)." }],
+    },
+  },
+  {
+    files: ["**/src/main.ts", "scripts/**", "tests/**", "bench/**", "vitest.config.ts", "**/*.test.ts"],
+    rules: { "no-restricted-properties": "off" },
+  },
+  {
+    files: ["services/run-worker/**", "services/provider-gateway/**", "services/store/**"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["@byok/cursor-protocol", "@byok/cursor-protocol/*"], message: "Cursor wire types stay in the cursor adapter and edge proxy." }] }],
+    },
+  },
+);

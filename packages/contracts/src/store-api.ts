@@ -1,0 +1,49 @@
+/**
+ * The store's request/reply operations: operation name -> request and response
+ * schemas. Subject = busNames().store(operation).
+ */
+import type { DescMessage } from "@bufbuild/protobuf";
+import {
+  AppendMessagesRequestSchema,
+  AppendMessagesResponseSchema,
+  BeginRunRequestSchema,
+  BeginRunResponseSchema,
+  FinishRunRequestSchema,
+  FinishRunResponseSchema,
+  GetBlobsRequestSchema,
+  GetBlobsResponseSchema,
+  GetConversationRequestSchema,
+  GetConversationResponseSchema,
+  GetRevisionMessagesRequestSchema,
+  GetRevisionMessagesResponseSchema,
+  GetRunRequestSchema,
+  GetRunResponseSchema,
+  ImportHistoryRequestSchema,
+  ImportHistoryResponseSchema,
+  PutBlobRequestSchema,
+  PutBlobResponseSchema,
+} from "./gen/byok/v1/store_pb.js";
+
+export interface StoreOperation<I extends DescMessage, O extends DescMessage> {
+  readonly name: string;
+  readonly request: I;
+  readonly response: O;
+}
+
+function op<I extends DescMessage, O extends DescMessage>(name: string, request: I, response: O): StoreOperation<I, O> {
+  return { name, request, response };
+}
+
+export const STORE_OPERATIONS = {
+  importHistory: op("history.import", ImportHistoryRequestSchema, ImportHistoryResponseSchema),
+  beginRun: op("run.begin", BeginRunRequestSchema, BeginRunResponseSchema),
+  appendMessages: op("run.append", AppendMessagesRequestSchema, AppendMessagesResponseSchema),
+  finishRun: op("run.finish", FinishRunRequestSchema, FinishRunResponseSchema),
+  getRun: op("run.get", GetRunRequestSchema, GetRunResponseSchema),
+  getConversation: op("conversation.get", GetConversationRequestSchema, GetConversationResponseSchema),
+  getRevisionMessages: op("revision.messages", GetRevisionMessagesRequestSchema, GetRevisionMessagesResponseSchema),
+  putBlob: op("blob.put", PutBlobRequestSchema, PutBlobResponseSchema),
+  getBlobs: op("blob.get", GetBlobsRequestSchema, GetBlobsResponseSchema),
+} as const;
+
+export type StoreOperations = typeof STORE_OPERATIONS;

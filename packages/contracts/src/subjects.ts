@@ -1,0 +1,57 @@
+/**
+ * NATS subjects and stream names of the bus contract (design/ARCHITECTURE.md §3.1).
+ * Every name takes a prefix so that tests (and several deployments on one NATS)
+ * never share subjects or streams. Production uses the default prefix "byok".
+ */
+export interface BusNames {
+  readonly prefix: string;
+  /** JetStream work-queue stream holding PreparedRun messages. */
+  readonly runsStream: string;
+  readonly runStart: string;
+  /** Durable pull consumer shared by all run workers. */
+  readonly runWorkersConsumer: string;
+  /** JetStream stream holding ClientCommands for every run. */
+  readonly commandsStream: string;
+  runCommands(runId: string): string;
+  readonly allRunCommands: string;
+  runEvents(runId: string): string;
+  runState(runId: string): string;
+  readonly providerInvoke: string;
+  providerCancel(callId: string): string;
+  store(operation: string): string;
+  readonly storeWildcard: string;
+}
+
+const TOKEN = /^[A-Za-z0-9_-]+$/;
+
+/** Run ids become subject tokens: they must not contain dots or wildcards. */
+export function assertSubjectToken(value: string, what: string): string {
+  if (!TOKEN.test(value)) throw new Error(`${what} is not a valid subject token: ${JSON.stringify(value)}`);
+  return value;
+}
+
+export function busNames(prefix = "byok"): BusNames {
+  assertSubjectToken(prefix, "bus prefix");
+  const upper = prefix.toUpperCase().replace(/-/g, "_");
+  return {
+    prefix,
+    runsStream: `${upper}_RUNS`,
+    runStart: `${prefix}.runs.start`,
+    runWorkersConsumer: "run-workers",
+    commandsStream: `${upper}_RUN_COMMANDS`,
+    runCommands: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.cmd`,
+    allRunCommands: `${prefix}.runs.*.cmd`,
+    runEvents: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.evt`,
+    runState: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.state`,
+    providerInvoke: `${prefix}.provider.invoke`,
+    providerCancel: (callId) => `${prefix}.provider.cancel.${callId.replace(/[^A-Za-z0-9_-]/g, "_")}`,
+    store: (operation) => `${prefix}.store.${operation}`,
+    storeWildcard: `${prefix}.store.>`,
+  };
+}
+
+/** Queue groups: one member of the group handles each request. */
+export const QUEUE_GROUPS = {
+  store: "store",
+  providerGateway: "provider-gateway",
+} as const;

@@ -1,0 +1,4 @@
+// Cursor's wire schema (generated). Only the cursor adapter, the edge proxy and the
+// test client may import this package.
+export * as agent from "./gen/cursor/agent/v1/agent_pb.js";
+export * as aiserver from "./gen/cursor/aiserver/v1/aiserver_pb.js";

@@ -1,0 +1,86 @@
+/**
+ * Typed protobuf request/reply over core NATS: the one place where NATS request
+ * errors are mapped (timeout, no responders, decode failure) into BusError.
+ */
+import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { NoRespondersError, TimeoutError, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+
+export type BusErrorKind = "timeout" | "no_responders" | "decode" | "transport";
+
+export class BusError extends Error {
+  override readonly name = "BusError";
+  readonly kind: BusErrorKind;
+  readonly subject: string;
+  constructor(kind: BusErrorKind, subject: string, message: string, options?: { cause?: unknown }) {
+    super(`${subject}: ${message}`, options);
+    this.kind = kind;
+    this.subject = subject;
+  }
+}
+
+export async function busRequest<I extends DescMessage, O extends DescMessage>(
+  nc: NatsConnection,
+  subject: string,
+  requestSchema: I,
+  request: MessageInitShape<I>,
+  responseSchema: O,
+  options: { timeoutMs: number },
+): Promise<MessageShape<O>> {
+  const payload = toBinary(requestSchema, create(requestSchema, request));
+  let reply: Msg;
+  try {
+    reply = await nc.request(subject, payload, { timeout: options.timeoutMs });
+  } catch (cause) {
+    if (cause instanceof TimeoutError) throw new BusError("timeout", subject, `no reply within ${options.timeoutMs} ms`, { cause });
+    if (cause instanceof NoRespondersError || (cause as Error)?.cause instanceof NoRespondersError)
+      throw new BusError("no_responders", subject, "no service is listening", { cause });
+    throw new BusError("transport", subject, (cause as Error).message, { cause });
+  }
+  try {
+    return fromBinary(responseSchema, reply.data);
+  } catch (cause) {
+    throw new BusError("decode", subject, "undecodable reply", { cause });
+  }
+}
+
+export interface ServeOptions {
+  queue?: string;
+  log: Logger;
+}
+
+/**
+ * Answer requests on `subject` with `handler`. A handler that throws gets the
+ * response built by `onError` (services decide how an internal error looks on
+ * their wire); a request that does not decode is answered the same way.
+ */
+export function serveRequests<I extends DescMessage, O extends DescMessage>(
+  nc: NatsConnection,
+  subject: string,
+  requestSchema: I,
+  responseSchema: O,
+  handler: (request: MessageShape<I>, msg: Msg) => Promise<MessageInitShape<O>>,
+  onError: (error: unknown) => MessageInitShape<O>,
+  options: ServeOptions,
+): Subscription {
+  return nc.subscribe(subject, {
+    ...(options.queue === undefined ? {} : { queue: options.queue }),
+    callback: (err, msg) => {
+      if (err) {
+        options.log.error({ err, subject }, "subscription error");
+        return;
+      }
+      void (async () => {
+        let response: MessageInitShape<O>;
+        try {
+          const request = fromBinary(requestSchema, msg.data);
+          response = await handler(request, msg);
+        } catch (error) {
+          options.log.error({ err: error, subject }, "request handler failed");
+          response = onError(error);
+        }
+        if (msg.reply) msg.respond(toBinary(responseSchema, create(responseSchema, response)));
+      })();
+    },
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * The team's gateway configuration file (JSON): providers (endpoint kind, base
+ * URL, which env var holds the key) and the BYOK models they serve. The provider
+ * gateway reads all of it; the cursor adapter and edge proxy read only the model
+ * list (ids, names, limits) and never see keys.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+
+export const providerKindSchema = z.enum(["openai-chat", "openai-responses", "anthropic"]);
+export type ProviderKind = z.infer<typeof providerKindSchema>;
+
+export const effortSchema = z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+export type Effort = z.infer<typeof effortSchema>;
+
+const providerSchema = z.object({
+  kind: providerKindSchema,
+  baseUrl: z.string().url(),
+  /** Name of the environment variable holding the API key (the key itself never sits in the file). */
+  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/),
+  /** Extra HTTP headers sent to this endpoint. */
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Attempts before the first streamed byte for 429/5xx/connection errors (1 = no retry). */
+  maxAttempts: z.number().int().min(1).max(10).default(3),
+  /** Timeout for the response headers, in ms. */
+  headersTimeoutMs: z.number().int().positive().default(60_000),
+});
+
+const modelSchema = z.object({
+  /** Id shown to Cursor (what comes back as requested_model.model_id). */
+  id: z.string().regex(/^[A-Za-z0-9._:-]+$/).min(1).max(128),
+  displayName: z.string().min(1),
+  provider: z.string().min(1),
+  /** Model name sent to the endpoint. */
+  upstreamModel: z.string().min(1),
+  contextWindow: z.number().int().positive().default(128_000),
+  maxOutputTokens: z.number().int().positive().optional(),
+  /** Default effort when the client picks none; unset = the endpoint's own default. */
+  effort: effortSchema.optional(),
+  /** Efforts this model accepts (offered in the picker). Empty = no effort parameter. */
+  efforts: z.array(effortSchema).default([]),
+  supportsThinking: z.boolean().default(false),
+  supportsImages: z.boolean().default(false),
+  /** Anthropic: thinking budget in tokens when thinking is on. */
+  thinkingBudgetTokens: z.number().int().min(1024).optional(),
+  /** openai-chat: send reasoning_content back on assistant messages. */
+  replayReasoningContent: z.boolean().default(false),
+});
+
+export const gatewayConfigSchema = z
+  .object({
+    providers: z.record(z.string(), providerSchema),
+    models: z.array(modelSchema).min(1),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.models.forEach((m, i) => {
+      if (seen.has(m.id)) ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model id ${m.id}` });
+      seen.add(m.id);
+      if (!(m.provider in config.providers))
+        ctx.addIssue({ code: "custom", path: ["models", i, "provider"], message: `unknown provider ${m.provider}` });
+    });
+  });
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+export type ProviderConfig = GatewayConfig["providers"][string];
+export type ModelConfig = GatewayConfig["models"][number];
+
+export function parseGatewayConfig(json: unknown, source: string): GatewayConfig {
+  const result = gatewayConfigSchema.safeParse(json);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new Error(`${source}: invalid gateway configuration\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+export function loadGatewayConfigFile(path: string): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (cause) {
+    throw new Error(`cannot read gateway configuration ${path}: ${(cause as Error).message}`, { cause });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (cause) {
+    throw new Error(`${path}: not valid JSON: ${(cause as Error).message}`, { cause });
+  }
+  return parseGatewayConfig(json, path);
+}

@@ -1,0 +1,6 @@
+export * from "./logger.ts";
+export * from "./config.ts";
+export * from "./nats.ts";
+export * from "./bus-rpc.ts";
+export * from "./lifecycle.ts";
+export * from "./gateway-config.ts";
