@@ -4,3 +4,4 @@ export * from "./nats.ts";
 export * from "./bus-rpc.ts";
 export * from "./lifecycle.ts";
 export * from "./gateway-config.ts";
+export * from "./run-streams.ts";
