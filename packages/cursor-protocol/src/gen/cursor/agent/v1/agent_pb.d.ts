@@ -1492,6 +1492,34 @@ export declare type GetUsableModelsResponse = Message<"agent.v1.GetUsableModelsR
 export declare const GetUsableModelsResponseSchema: GenMessage<GetUsableModelsResponse>;
 
 /**
+ * @generated from message agent.v1.GetDefaultModelForCliRequest
+ */
+export declare type GetDefaultModelForCliRequest = Message<"agent.v1.GetDefaultModelForCliRequest"> & {
+};
+
+/**
+ * Describes the message agent.v1.GetDefaultModelForCliRequest.
+ * Use `create(GetDefaultModelForCliRequestSchema)` to create a new message.
+ */
+export declare const GetDefaultModelForCliRequestSchema: GenMessage<GetDefaultModelForCliRequest>;
+
+/**
+ * @generated from message agent.v1.GetDefaultModelForCliResponse
+ */
+export declare type GetDefaultModelForCliResponse = Message<"agent.v1.GetDefaultModelForCliResponse"> & {
+  /**
+   * @generated from field: agent.v1.ModelDetails model = 1;
+   */
+  model?: ModelDetails | undefined;
+};
+
+/**
+ * Describes the message agent.v1.GetDefaultModelForCliResponse.
+ * Use `create(GetDefaultModelForCliResponseSchema)` to create a new message.
+ */
+export declare const GetDefaultModelForCliResponseSchema: GenMessage<GetDefaultModelForCliResponse>;
+
+/**
  * @generated from enum agent.v1.AgentMode
  */
 export enum AgentMode {
@@ -1595,6 +1623,14 @@ export declare const AgentService: GenService<{
     methodKind: "unary";
     input: typeof GetUsableModelsRequestSchema;
     output: typeof GetUsableModelsResponseSchema;
+  },
+  /**
+   * @generated from rpc agent.v1.AgentService.GetDefaultModelForCli
+   */
+  getDefaultModelForCli: {
+    methodKind: "unary";
+    input: typeof GetDefaultModelForCliRequestSchema;
+    output: typeof GetDefaultModelForCliResponseSchema;
   },
 }>;
 

@@ -7,6 +7,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { GetDefaultModelForCliRequestSchema, GetDefaultModelForCliResponseSchema, GetUsableModelsRequestSchema, GetUsableModelsResponseSchema, RequestedModel, RequestedModel_ModelParameterValue } from "../../agent/v1/agent_pb.js";
 
 /**
  * Describes the file cursor/aiserver/v1/aiserver.proto.
@@ -427,6 +428,11 @@ export declare type AvailableModelsResponse_AvailableModel = Message<"aiserver.v
   tooltipData?: AvailableModelsResponse_TooltipData | undefined;
 
   /**
+   * @generated from field: optional aiserver.v1.AvailableModelsResponse.TooltipData tooltip_data_for_max_mode = 20;
+   */
+  tooltipDataForMaxMode?: AvailableModelsResponse_TooltipData | undefined;
+
+  /**
    * @generated from field: optional bool supports_thinking = 9;
    */
   supportsThinking?: boolean | undefined;
@@ -482,6 +488,21 @@ export declare type AvailableModelsResponse_AvailableModel = Message<"aiserver.v
   supportsCmdK?: boolean | undefined;
 
   /**
+   * @generated from field: repeated aiserver.v1.ModelParameterDefinition parameter_definitions = 29;
+   */
+  parameterDefinitions: ModelParameterDefinition[];
+
+  /**
+   * @generated from field: repeated aiserver.v1.AvailableModelsResponse.ModelVariantConfig variants = 30;
+   */
+  variants: AvailableModelsResponse_ModelVariantConfig[];
+
+  /**
+   * @generated from field: repeated string legacy_slugs = 36;
+   */
+  legacySlugs: string[];
+
+  /**
    * @generated from field: optional int32 named_model_section_index = 38;
    */
   namedModelSectionIndex?: number | undefined;
@@ -507,6 +528,65 @@ export declare type AvailableModelsResponse_AvailableModel = Message<"aiserver.v
  * Use `create(AvailableModelsResponse_AvailableModelSchema)` to create a new message.
  */
 export declare const AvailableModelsResponse_AvailableModelSchema: GenMessage<AvailableModelsResponse_AvailableModel>;
+
+/**
+ * One selectable combination of parameter values; its values come back in
+ * RequestedModel.parameters when the user picks it.
+ *
+ * @generated from message aiserver.v1.AvailableModelsResponse.ModelVariantConfig
+ */
+export declare type AvailableModelsResponse_ModelVariantConfig = Message<"aiserver.v1.AvailableModelsResponse.ModelVariantConfig"> & {
+  /**
+   * @generated from field: repeated agent.v1.RequestedModel.ModelParameterValue parameter_values = 1;
+   */
+  parameterValues: RequestedModel_ModelParameterValue[];
+
+  /**
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: bool is_max_mode = 3;
+   */
+  isMaxMode: boolean;
+
+  /**
+   * @generated from field: optional bool is_default_max_config = 4;
+   */
+  isDefaultMaxConfig?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool is_default_non_max_config = 5;
+   */
+  isDefaultNonMaxConfig?: boolean | undefined;
+
+  /**
+   * @generated from field: optional aiserver.v1.AvailableModelsResponse.TooltipData tooltip_data = 6;
+   */
+  tooltipData?: AvailableModelsResponse_TooltipData | undefined;
+
+  /**
+   * @generated from field: optional string display_name_outside_picker = 8;
+   */
+  displayNameOutsidePicker?: string | undefined;
+
+  /**
+   * @generated from field: optional string variant_string_representation = 9;
+   */
+  variantStringRepresentation?: string | undefined;
+
+  /**
+   * @generated from field: optional string legacy_slug = 11;
+   */
+  legacySlug?: string | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.AvailableModelsResponse.ModelVariantConfig.
+ * Use `create(AvailableModelsResponse_ModelVariantConfigSchema)` to create a new message.
+ */
+export declare const AvailableModelsResponse_ModelVariantConfigSchema: GenMessage<AvailableModelsResponse_ModelVariantConfig>;
 
 /**
  * @generated from enum aiserver.v1.AvailableModelsResponse.ModelVendorId
@@ -552,6 +632,282 @@ export enum AvailableModelsResponse_ModelVendorId {
  * Describes the enum aiserver.v1.AvailableModelsResponse.ModelVendorId.
  */
 export declare const AvailableModelsResponse_ModelVendorIdSchema: GenEnum<AvailableModelsResponse_ModelVendorId>;
+
+/**
+ * @generated from message aiserver.v1.ModelParameterDefinition
+ */
+export declare type ModelParameterDefinition = Message<"aiserver.v1.ModelParameterDefinition"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional string markdown_tooltip = 3;
+   */
+  markdownTooltip?: string | undefined;
+
+  /**
+   * @generated from field: aiserver.v1.ModelParameterDefinition.ModelParameterType parameter_type = 4;
+   */
+  parameterType?: ModelParameterDefinition_ModelParameterType | undefined;
+
+  /**
+   * @generated from field: optional bool is_cycleable_by_hotkey = 5;
+   */
+  isCycleableByHotkey?: boolean | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterDefinition.
+ * Use `create(ModelParameterDefinitionSchema)` to create a new message.
+ */
+export declare const ModelParameterDefinitionSchema: GenMessage<ModelParameterDefinition>;
+
+/**
+ * @generated from message aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition
+ */
+export declare type ModelParameterDefinition_BooleanParameterDefinition = Message<"aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition"> & {
+  /**
+   * @generated from field: repeated aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition.BooleanParameterValue values = 1;
+   */
+  values: ModelParameterDefinition_BooleanParameterDefinition_BooleanParameterValue[];
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition.
+ * Use `create(ModelParameterDefinition_BooleanParameterDefinitionSchema)` to create a new message.
+ */
+export declare const ModelParameterDefinition_BooleanParameterDefinitionSchema: GenMessage<ModelParameterDefinition_BooleanParameterDefinition>;
+
+/**
+ * @generated from message aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition.BooleanParameterValue
+ */
+export declare type ModelParameterDefinition_BooleanParameterDefinition_BooleanParameterValue = Message<"aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition.BooleanParameterValue"> & {
+  /**
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * @generated from field: optional string display_name = 2;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional bool increases_model_cost = 3;
+   */
+  increasesModelCost?: boolean | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition.BooleanParameterValue.
+ * Use `create(ModelParameterDefinition_BooleanParameterDefinition_BooleanParameterValueSchema)` to create a new message.
+ */
+export declare const ModelParameterDefinition_BooleanParameterDefinition_BooleanParameterValueSchema: GenMessage<ModelParameterDefinition_BooleanParameterDefinition_BooleanParameterValue>;
+
+/**
+ * @generated from message aiserver.v1.ModelParameterDefinition.EnumParameterDefinition
+ */
+export declare type ModelParameterDefinition_EnumParameterDefinition = Message<"aiserver.v1.ModelParameterDefinition.EnumParameterDefinition"> & {
+  /**
+   * @generated from field: repeated aiserver.v1.ModelParameterDefinition.EnumParameterDefinition.EnumParameterValue values = 1;
+   */
+  values: ModelParameterDefinition_EnumParameterDefinition_EnumParameterValue[];
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterDefinition.EnumParameterDefinition.
+ * Use `create(ModelParameterDefinition_EnumParameterDefinitionSchema)` to create a new message.
+ */
+export declare const ModelParameterDefinition_EnumParameterDefinitionSchema: GenMessage<ModelParameterDefinition_EnumParameterDefinition>;
+
+/**
+ * @generated from message aiserver.v1.ModelParameterDefinition.EnumParameterDefinition.EnumParameterValue
+ */
+export declare type ModelParameterDefinition_EnumParameterDefinition_EnumParameterValue = Message<"aiserver.v1.ModelParameterDefinition.EnumParameterDefinition.EnumParameterValue"> & {
+  /**
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * @generated from field: optional string display_name = 2;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional bool increases_model_cost = 3;
+   */
+  increasesModelCost?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string markdown_tooltip = 5;
+   */
+  markdownTooltip?: string | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterDefinition.EnumParameterDefinition.EnumParameterValue.
+ * Use `create(ModelParameterDefinition_EnumParameterDefinition_EnumParameterValueSchema)` to create a new message.
+ */
+export declare const ModelParameterDefinition_EnumParameterDefinition_EnumParameterValueSchema: GenMessage<ModelParameterDefinition_EnumParameterDefinition_EnumParameterValue>;
+
+/**
+ * The reference schema declares these as two optional fields; a oneof has the
+ * same wire form and only one of them is ever set.
+ *
+ * @generated from message aiserver.v1.ModelParameterDefinition.ModelParameterType
+ */
+export declare type ModelParameterDefinition_ModelParameterType = Message<"aiserver.v1.ModelParameterDefinition.ModelParameterType"> & {
+  /**
+   * @generated from oneof aiserver.v1.ModelParameterDefinition.ModelParameterType.kind
+   */
+  kind: {
+    /**
+     * @generated from field: aiserver.v1.ModelParameterDefinition.BooleanParameterDefinition boolean_parameter = 1;
+     */
+    value: ModelParameterDefinition_BooleanParameterDefinition;
+    case: "booleanParameter";
+  } | {
+    /**
+     * @generated from field: aiserver.v1.ModelParameterDefinition.EnumParameterDefinition enum_parameter = 2;
+     */
+    value: ModelParameterDefinition_EnumParameterDefinition;
+    case: "enumParameter";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterDefinition.ModelParameterType.
+ * Use `create(ModelParameterDefinition_ModelParameterTypeSchema)` to create a new message.
+ */
+export declare const ModelParameterDefinition_ModelParameterTypeSchema: GenMessage<ModelParameterDefinition_ModelParameterType>;
+
+/**
+ * @generated from message aiserver.v1.GetDefaultModelRequest
+ */
+export declare type GetDefaultModelRequest = Message<"aiserver.v1.GetDefaultModelRequest"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetDefaultModelRequest.
+ * Use `create(GetDefaultModelRequestSchema)` to create a new message.
+ */
+export declare const GetDefaultModelRequestSchema: GenMessage<GetDefaultModelRequest>;
+
+/**
+ * @generated from message aiserver.v1.GetDefaultModelResponse
+ */
+export declare type GetDefaultModelResponse = Message<"aiserver.v1.GetDefaultModelResponse"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string thinking_model = 2;
+   */
+  thinkingModel: string;
+
+  /**
+   * @generated from field: bool max_mode = 3;
+   */
+  maxMode: boolean;
+
+  /**
+   * @generated from field: string next_default_set_date = 4;
+   */
+  nextDefaultSetDate: string;
+};
+
+/**
+ * Describes the message aiserver.v1.GetDefaultModelResponse.
+ * Use `create(GetDefaultModelResponseSchema)` to create a new message.
+ */
+export declare const GetDefaultModelResponseSchema: GenMessage<GetDefaultModelResponse>;
+
+/**
+ * @generated from message aiserver.v1.GetDefaultModelNudgeDataRequest
+ */
+export declare type GetDefaultModelNudgeDataRequest = Message<"aiserver.v1.GetDefaultModelNudgeDataRequest"> & {
+  /**
+   * @generated from field: aiserver.v1.GetDefaultModelNudgeDataRequest.StartupOpportunity startup_opportunity = 1;
+   */
+  startupOpportunity: GetDefaultModelNudgeDataRequest_StartupOpportunity;
+
+  /**
+   * @generated from field: agent.v1.RequestedModel current_model = 2;
+   */
+  currentModel?: RequestedModel | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.GetDefaultModelNudgeDataRequest.
+ * Use `create(GetDefaultModelNudgeDataRequestSchema)` to create a new message.
+ */
+export declare const GetDefaultModelNudgeDataRequestSchema: GenMessage<GetDefaultModelNudgeDataRequest>;
+
+/**
+ * @generated from enum aiserver.v1.GetDefaultModelNudgeDataRequest.StartupOpportunity
+ */
+export enum GetDefaultModelNudgeDataRequest_StartupOpportunity {
+  /**
+   * @generated from enum value: STARTUP_OPPORTUNITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: STARTUP_OPPORTUNITY_FIRST_OPEN = 1;
+   */
+  FIRST_OPEN = 1,
+
+  /**
+   * @generated from enum value: STARTUP_OPPORTUNITY_REOPEN = 2;
+   */
+  REOPEN = 2,
+}
+
+/**
+ * Describes the enum aiserver.v1.GetDefaultModelNudgeDataRequest.StartupOpportunity.
+ */
+export declare const GetDefaultModelNudgeDataRequest_StartupOpportunitySchema: GenEnum<GetDefaultModelNudgeDataRequest_StartupOpportunity>;
+
+/**
+ * @generated from message aiserver.v1.GetDefaultModelNudgeDataResponse
+ */
+export declare type GetDefaultModelNudgeDataResponse = Message<"aiserver.v1.GetDefaultModelNudgeDataResponse"> & {
+  /**
+   * @generated from field: string nudge_date = 1;
+   */
+  nudgeDate: string;
+
+  /**
+   * @generated from field: bool should_default_switch_on_new_chat = 2;
+   */
+  shouldDefaultSwitchOnNewChat: boolean;
+
+  /**
+   * @generated from field: repeated string models_with_no_default_switch = 3;
+   */
+  modelsWithNoDefaultSwitch: string[];
+
+  /**
+   * @generated from field: string conversion_model_override = 4;
+   */
+  conversionModelOverride: string;
+};
+
+/**
+ * Describes the message aiserver.v1.GetDefaultModelNudgeDataResponse.
+ * Use `create(GetDefaultModelNudgeDataResponseSchema)` to create a new message.
+ */
+export declare const GetDefaultModelNudgeDataResponseSchema: GenMessage<GetDefaultModelNudgeDataResponse>;
 
 /**
  * @generated from enum aiserver.v1.Http2Config
@@ -621,6 +977,41 @@ export declare const AiService: GenService<{
     methodKind: "unary";
     input: typeof GetServerConfigRequestSchema;
     output: typeof GetServerConfigResponseSchema;
+  },
+  /**
+   * Same messages as agent.v1.AgentService/GetUsableModels (the reference copy of
+   * this rpc names aiserver.v1 look-alikes; the wire form is agent.v1's).
+   *
+   * @generated from rpc aiserver.v1.AiService.GetUsableModels
+   */
+  getUsableModels: {
+    methodKind: "unary";
+    input: typeof GetUsableModelsRequestSchema;
+    output: typeof GetUsableModelsResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.AiService.GetDefaultModelForCli
+   */
+  getDefaultModelForCli: {
+    methodKind: "unary";
+    input: typeof GetDefaultModelForCliRequestSchema;
+    output: typeof GetDefaultModelForCliResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.AiService.GetDefaultModel
+   */
+  getDefaultModel: {
+    methodKind: "unary";
+    input: typeof GetDefaultModelRequestSchema;
+    output: typeof GetDefaultModelResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.AiService.GetDefaultModelNudgeData
+   */
+  getDefaultModelNudgeData: {
+    methodKind: "unary";
+    input: typeof GetDefaultModelNudgeDataRequestSchema;
+    output: typeof GetDefaultModelNudgeDataResponseSchema;
   },
 }>;
 

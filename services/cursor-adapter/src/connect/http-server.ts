@@ -1,0 +1,119 @@
+/**
+ * The adapter's HTTP/1.1 listener: connect-node routes for the Cursor paths, a
+ * health probe, 404 for everything else. Handler errors become Connect errors
+ * (connect-node maps anything that is not a ConnectError to `internal`), so bad
+ * input never takes the process down.
+ */
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import type { Logger, ModelConfig } from "@byok/platform";
+import { RunRegistry } from "../transport/run-registry.ts";
+import type { RunSessionFactory } from "../transport/session-port.ts";
+import { registerRoutes } from "./routes.ts";
+
+/** The first append of a run carries the whole client checkpoint (and inline images). */
+const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+/** How long stop() lets open responses finish before it closes their sockets. */
+const STOP_DRAIN_MS = 2_000;
+
+export const HEALTH_PATH = "/healthz";
+
+export interface AdapterServerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  factory: RunSessionFactory;
+  models: readonly ModelConfig[];
+  heartbeatMs: number;
+  runWaitMs: number;
+  endGraceMs: number;
+  log: Logger;
+}
+
+export interface AdapterServer {
+  url: string;
+  port: number;
+  /** Ends every run (clients see `unavailable`) and closes the listener. */
+  stop(): Promise<void>;
+}
+
+export async function startAdapterServer(options: AdapterServerOptions): Promise<AdapterServer> {
+  const { log } = options;
+  const registry = new RunRegistry({
+    factory: options.factory,
+    log,
+    runWaitMs: options.runWaitMs,
+    endGraceMs: options.endGraceMs,
+  });
+  const handler = connectNodeAdapter({
+    routes: (router) => registerRoutes(router, { registry, models: options.models, heartbeatMs: options.heartbeatMs, log }),
+    readMaxBytes: MAX_REQUEST_BYTES,
+    fallback: answerOutsideConnect,
+  });
+  const server = createServer(handler);
+  const inFlight = trackResponses(server);
+  server.on("clientError", (err, socket) => {
+    log.debug({ err }, "malformed HTTP request");
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  log.info({ host: options.host, port }, "cursor adapter listening");
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    stop: () => {
+      stopped ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        registry.shutdown();
+        // Once the responses in flight (the EndStreams written by shutdown) are
+        // done, no socket carries anything we owe a client.
+        const force = setTimeout(() => server.closeAllConnections(), STOP_DRAIN_MS);
+        await inFlight.idle();
+        server.closeAllConnections();
+        await closed;
+        clearTimeout(force);
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Counts responses not yet closed; `idle()` resolves when there are none. */
+function trackResponses(server: Server): { idle(): Promise<void> } {
+  let open = 0;
+  let waiters: Array<() => void> = [];
+  server.on("request", (_req, res: ServerResponse) => {
+    open += 1;
+    res.once("close", () => {
+      open -= 1;
+      if (open > 0) return;
+      for (const resolve of waiters) resolve();
+      waiters = [];
+    });
+  });
+  return {
+    idle: () => (open === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve))),
+  };
+}
+
+const answerOutsideConnect: NonNullable<ConnectNodeAdapterOptions["fallback"]> = (req, res) => {
+  if (req.method === "GET" && req.url === HEALTH_PATH) {
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end("ok\n");
+    return;
+  }
+  res.writeHead(404, { "content-type": "text/plain" });
+  res.end("not found\n");
+};

@@ -1,0 +1,26 @@
+/**
+ * Who sent a request and which of its headers the run session may see. The
+ * edge proxy authenticates members and sets `x-byok-member-id` (it strips any
+ * client-sent x-byok-* header); without the proxy every caller is "local".
+ */
+
+export const MEMBER_ID_HEADER = "x-byok-member-id";
+export const LOCAL_MEMBER_ID = "local";
+
+/** Credentials the session never needs (Cursor's own token, cookies). */
+const WITHHELD_HEADERS = new Set(["authorization", "proxy-authorization", "cookie"]);
+
+export function memberIdOf(headers: Headers): string {
+  const value = headers.get(MEMBER_ID_HEADER)?.trim();
+  return value ? value : LOCAL_MEMBER_ID;
+}
+
+/** Lower-case request headers for RunOpenContext, credentials removed. */
+export function sessionHeaders(headers: Headers): Record<string, string> {
+  const result: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    const key = name.toLowerCase();
+    if (!WITHHELD_HEADERS.has(key)) result[key] = value;
+  });
+  return result;
+}

@@ -1,0 +1,193 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { aiserver } from "@byok/cursor-protocol";
+import { silentLogger } from "@byok/platform";
+import { waitFor } from "../../../../tests/support/infra.ts";
+import { startAdapterServer, type AdapterServer } from "./http-server.ts";
+import { StubSessionFactory, runRequestMessage, textDeltaMessage } from "./testing/stub-session-factory.ts";
+import { FLAG_END_STREAM, bidiAppend, decodeServerMessage, hex, isHeartbeat, openRunSse, unaryError } from "./testing/wire-client.ts";
+
+const REQUEST_ID = "00000000-0000-4000-8000-000000000001";
+const HEARTBEAT_HEX = "00000000040a026a00";
+const END_OK_HEX = "02000000027b7d";
+
+let server: AdapterServer | undefined;
+let factory: StubSessionFactory;
+
+async function start(overrides: { heartbeatMs?: number; runWaitMs?: number } = {}): Promise<string> {
+  factory = new StubSessionFactory();
+  server = await startAdapterServer({
+    host: "127.0.0.1",
+    port: 0,
+    factory,
+    models: [],
+    heartbeatMs: overrides.heartbeatMs ?? 60_000,
+    runWaitMs: overrides.runWaitMs ?? 60_000,
+    endGraceMs: 60_000,
+    log: silentLogger(),
+  });
+  return server.url;
+}
+
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+describe("RunSSE", () => {
+  it("answers the §13 request bytes with a heartbeat first and an exact success EndStream", async () => {
+    const url = await start();
+    const body = Buffer.from("00000000260a2430303030303030302d303030302d343030302d383030302d303030303030303030303031", "hex");
+    const sse = await openRunSse(url, REQUEST_ID, { rawBody: body });
+    expect(sse.status).toBe(200);
+    expect(hex((await sse.next()).raw)).toBe(HEARTBEAT_HEX);
+
+    expect((await bidiAppend(url, REQUEST_ID, 0, runRequestMessage("byok-model"))).status).toBe(200);
+    const run = await factory.opened(REQUEST_ID);
+    run.context.stream.send(textDeltaMessage("Hi"));
+    run.context.stream.end({ kind: "ok" });
+
+    expect(hex((await sse.next()).raw)).toBe("00000000080a060a040a024869");
+    expect(hex((await sse.next()).raw)).toBe(END_OK_HEX);
+    expect(await sse.bodyEnded()).toBe(true);
+    expect(hex(Uint8Array.from(sse.received))).toBe(HEARTBEAT_HEX + "00000000080a060a040a024869" + END_OK_HEX);
+  });
+
+  it("writes an error end as the §13 provider-error EndStream, details base64 without padding", async () => {
+    const url = await start();
+    await bidiAppend(url, REQUEST_ID, 0, runRequestMessage("byok-model"));
+    const run = await factory.opened(REQUEST_ID);
+    const details = create(aiserver.ErrorDetailsSchema, {
+      error: aiserver.ErrorDetails_Error.PROVIDER_ERROR,
+      details: { title: "Server Error", detail: "boom", isRetryable: true, showRequestId: true, shouldShowImmediateError: false },
+      isExpected: false,
+    });
+    run.context.stream.end({ kind: "error", code: "unavailable", message: "boom", details });
+
+    const sse = await openRunSse(url, REQUEST_ID);
+    const frames = await sse.readToEnd();
+    const json =
+      '{"error":{"code":"unavailable","message":"boom","details":[{"type":"aiserver.v1.ErrorDetails","value":"CDkSGgoMU2VydmVyIEVycm9yEgRib29tIAEoATAAGAA"}]}}';
+    expect(json.length).toBe(0x97);
+    expect(frames.map((f) => hex(f.raw))).toEqual([HEARTBEAT_HEX, "0200000097" + Buffer.from(json).toString("hex")]);
+  });
+
+  it("holds a RunSSE that arrives before the first append and relays the run once it starts", async () => {
+    const url = await start();
+    const sse = await openRunSse(url, "req-sse-first");
+    expect(isHeartbeat(decodeServerMessage(await sse.next()))).toBe(true);
+    expect(factory.runs.size).toBe(0);
+
+    await bidiAppend(url, "req-sse-first", 0, runRequestMessage("byok-model"));
+    const run = await factory.opened("req-sse-first");
+    run.context.stream.send(textDeltaMessage("one"));
+    run.context.stream.send(textDeltaMessage("two"));
+    run.context.stream.end({ kind: "ok" });
+
+    const texts = (await sse.readToEnd()).filter((f) => f.flags === 0).map((f) => textOf(decodeServerMessage(f)));
+    expect(texts).toEqual(["one", "two"]);
+  });
+
+  it("buffers frames written before the RunSSE attaches and delivers them after its heartbeat", async () => {
+    const url = await start();
+    await bidiAppend(url, "req-append-first", 0, runRequestMessage("byok-model"));
+    const run = await factory.opened("req-append-first");
+    run.context.stream.send(textDeltaMessage("early"));
+
+    const sse = await openRunSse(url, "req-append-first");
+    expect(isHeartbeat(decodeServerMessage(await sse.next()))).toBe(true);
+    expect(textOf(decodeServerMessage(await sse.next()))).toBe("early");
+    run.context.stream.send(textDeltaMessage("late"));
+    expect(textOf(decodeServerMessage(await sse.next()))).toBe("late");
+  });
+
+  it("sends a heartbeat whenever the stream is idle for HEARTBEAT_MS", async () => {
+    const url = await start({ heartbeatMs: 40 });
+    await bidiAppend(url, "req-idle", 0, runRequestMessage("byok-model"));
+    const run = await factory.opened("req-idle");
+    const sse = await openRunSse(url, "req-idle");
+    expect(isHeartbeat(decodeServerMessage(await sse.next()))).toBe(true);
+    expect(isHeartbeat(decodeServerMessage(await sse.next()))).toBe(true);
+    run.context.stream.send(textDeltaMessage("x"));
+    expect(textOf(decodeServerMessage(await sse.nextNonHeartbeat()))).toBe("x");
+    expect(isHeartbeat(decodeServerMessage(await sse.next()))).toBe(true);
+  });
+
+  it("writes exactly one EndStream however often the session ends the stream", async () => {
+    const url = await start();
+    await bidiAppend(url, "req-end-twice", 0, runRequestMessage("byok-model"));
+    const run = await factory.opened("req-end-twice");
+    const sse = await openRunSse(url, "req-end-twice");
+    run.context.stream.end({ kind: "ok" });
+    run.context.stream.end({ kind: "error", code: "internal", message: "second end" });
+    run.context.stream.send(textDeltaMessage("after end"));
+
+    const frames = await sse.readToEnd();
+    expect(frames.filter((f) => f.flags & FLAG_END_STREAM).map((f) => hex(f.raw))).toEqual([END_OK_HEX]);
+    expect(frames.some((f) => f.flags === 0 && textOf(decodeServerMessage(f)) === "after end")).toBe(false);
+    expect(await sse.bodyEnded()).toBe(true);
+  });
+
+  it("reports a client that disconnects before the EndStream to the session", async () => {
+    const url = await start();
+    await bidiAppend(url, "req-gone", 0, runRequestMessage("byok-model"));
+    const run = await factory.opened("req-gone");
+    const sse = await openRunSse(url, "req-gone");
+    await sse.next();
+    sse.disconnect();
+    await waitFor(() => run.disconnects === 1, "session told about the disconnect");
+    // A later RunSSE for the same request id is refused instead of silently replaying.
+    const again = await openRunSse(url, "req-gone");
+    expect(endError(await again.readToEnd()).code).toBe("failed_precondition");
+    expect(run.disconnects).toBe(1);
+  });
+
+  it("refuses a second concurrent RunSSE for one request id", async () => {
+    const url = await start();
+    const first = await openRunSse(url, "req-twice");
+    await first.next();
+    const second = await openRunSse(url, "req-twice");
+    expect(endError(await second.readToEnd()).code).toBe("failed_precondition");
+    await bidiAppend(url, "req-twice", 0, runRequestMessage("byok-model"));
+    (await factory.opened("req-twice")).context.stream.end({ kind: "ok" });
+    expect(hex((await first.nextNonHeartbeat()).raw)).toBe(END_OK_HEX);
+  });
+
+  it("ends a waiting RunSSE with an error when no run_request arrives in time", async () => {
+    const url = await start({ runWaitMs: 150 });
+    const sse = await openRunSse(url, "req-never");
+    const error = endError(await sse.readToEnd());
+    expect(error.code).toBe("deadline_exceeded");
+    expect(factory.runs.size).toBe(0);
+  });
+
+  it("ends a waiting RunSSE with the rejection of an invalid run_request", async () => {
+    const url = await start();
+    const sse = await openRunSse(url, "req-no-model");
+    await sse.next();
+    const append = await bidiAppend(url, "req-no-model", 0, runRequestMessage(""));
+    expect(append.status).toBe(400);
+    expect(unaryError(append)).toEqual({ code: "invalid_argument", message: "no model" });
+    expect(endError(await sse.readToEnd())).toEqual({ code: "invalid_argument", message: "no model" });
+  });
+
+  it("refuses a RunSSE without a request id", async () => {
+    const url = await start();
+    const sse = await openRunSse(url, "");
+    expect(endError(await sse.readToEnd()).code).toBe("invalid_argument");
+  });
+});
+
+function textOf(message: ReturnType<typeof decodeServerMessage>): string | undefined {
+  if (message.message.case !== "interactionUpdate") return undefined;
+  const update = message.message.value.message;
+  return update.case === "textDelta" ? update.value.text : undefined;
+}
+
+function endError(frames: Array<{ flags: number; payload: Uint8Array }>): { code: string; message?: string } {
+  const last = frames[frames.length - 1];
+  if (!last || !(last.flags & FLAG_END_STREAM)) throw new Error("no EndStream");
+  const json = JSON.parse(Buffer.from(last.payload).toString("utf8")) as { error?: { code: string; message?: string } };
+  if (!json.error) throw new Error("EndStream without error");
+  return json.error;
+}
