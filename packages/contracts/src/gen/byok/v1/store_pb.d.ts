@@ -7,7 +7,7 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Message as Message$1 } from "./history_pb.js";
+import type { AssistantMessage, Message as Message$1, ToolCallPart } from "./history_pb.js";
 import type { FailureKind } from "./run_pb.js";
 import type { Usage } from "./model_pb.js";
 
@@ -217,6 +217,11 @@ export declare type RunRecord = Message<"byok.v1.RunRecord"> & {
    * @generated from field: uint32 begin_count = 13;
    */
   beginCount: number;
+
+  /**
+   * @generated from field: string model_id = 14;
+   */
+  modelId: string;
 };
 
 /**
@@ -518,6 +523,14 @@ export declare type PutBlobRequest = Message<"byok.v1.PutBlobRequest"> & {
    * @generated from field: bytes data = 1;
    */
   data: Uint8Array;
+
+  /**
+   * Optional: the id the caller computed; when set and not SHA-256(data), the
+   * put is rejected (INVALID) and nothing is stored.
+   *
+   * @generated from field: bytes expected_id = 2;
+   */
+  expectedId: Uint8Array;
 };
 
 /**
@@ -606,6 +619,523 @@ export declare type GetBlobsResponse = Message<"byok.v1.GetBlobsResponse"> & {
  * Use `create(GetBlobsResponseSchema)` to create a new message.
  */
 export declare const GetBlobsResponseSchema: GenMessage<GetBlobsResponse>;
+
+/**
+ * @generated from message byok.v1.ToolRoundResult
+ */
+export declare type ToolRoundResult = Message<"byok.v1.ToolRoundResult"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * 1-based arrival order within the round.
+   *
+   * @generated from field: uint32 completion_seq = 2;
+   */
+  completionSeq: number;
+
+  /**
+   * @generated from field: string content = 3;
+   */
+  content: string;
+
+  /**
+   * @generated from field: bool is_error = 4;
+   */
+  isError: boolean;
+
+  /**
+   * Revision created by this result's pair.
+   *
+   * @generated from field: string revision_id = 5;
+   */
+  revisionId: string;
+};
+
+/**
+ * Describes the message byok.v1.ToolRoundResult.
+ * Use `create(ToolRoundResultSchema)` to create a new message.
+ */
+export declare const ToolRoundResultSchema: GenMessage<ToolRoundResult>;
+
+/**
+ * @generated from message byok.v1.ToolRoundRecord
+ */
+export declare type ToolRoundRecord = Message<"byok.v1.ToolRoundRecord"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string round_id = 2;
+   */
+  roundId: string;
+
+  /**
+   * Conversation head when the round was created (nothing of the round appended yet).
+   *
+   * @generated from field: string base_revision_id = 3;
+   */
+  baseRevisionId: string;
+
+  /**
+   * The whole assistant response: reasoning*, text*, tool_call* + replay.
+   *
+   * @generated from field: byok.v1.AssistantMessage assistant = 4;
+   */
+  assistant?: AssistantMessage | undefined;
+
+  /**
+   * The assistant's tool calls, in the order the model produced them.
+   *
+   * @generated from field: repeated byok.v1.ToolCallPart calls = 5;
+   */
+  calls: ToolCallPart[];
+
+  /**
+   * Results committed so far, in completion (arrival) order.
+   *
+   * @generated from field: repeated byok.v1.ToolRoundResult results = 6;
+   */
+  results: ToolRoundResult[];
+
+  /**
+   * Every call has a committed result.
+   *
+   * @generated from field: bool settled = 7;
+   */
+  settled: boolean;
+
+  /**
+   * 1 at creation, +1 per committed result.
+   *
+   * @generated from field: uint32 version = 8;
+   */
+  version: number;
+
+  /**
+   * @generated from field: uint32 provider_call_index = 9;
+   */
+  providerCallIndex: number;
+
+  /**
+   * Revision after the last committed pair (= base_revision_id when none yet).
+   *
+   * @generated from field: string head_revision_id = 10;
+   */
+  headRevisionId: string;
+};
+
+/**
+ * Describes the message byok.v1.ToolRoundRecord.
+ * Use `create(ToolRoundRecordSchema)` to create a new message.
+ */
+export declare const ToolRoundRecordSchema: GenMessage<ToolRoundRecord>;
+
+/**
+ * tool_round.create: persists the round before any tool runs; appends nothing.
+ * Idempotent by (run_id, round_id), and by (run_id, provider_call_index) when
+ * provider_call_index > 0: a repeat returns the stored round (existing = true),
+ * which is authoritative. Conditional on the active run + expected head; a run
+ * has at most one open round (INVALID otherwise).
+ *
+ * @generated from message byok.v1.CreateToolRoundRequest
+ */
+export declare type CreateToolRoundRequest = Message<"byok.v1.CreateToolRoundRequest"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string round_id = 2;
+   */
+  roundId: string;
+
+  /**
+   * @generated from field: string expected_head_revision_id = 3;
+   */
+  expectedHeadRevisionId: string;
+
+  /**
+   * Must carry at least one tool_call part; call ids unique within the round.
+   *
+   * @generated from field: byok.v1.AssistantMessage assistant = 4;
+   */
+  assistant?: AssistantMessage | undefined;
+
+  /**
+   * @generated from field: uint32 provider_call_index = 5;
+   */
+  providerCallIndex: number;
+};
+
+/**
+ * Describes the message byok.v1.CreateToolRoundRequest.
+ * Use `create(CreateToolRoundRequestSchema)` to create a new message.
+ */
+export declare const CreateToolRoundRequestSchema: GenMessage<CreateToolRoundRequest>;
+
+/**
+ * @generated from message byok.v1.CreateToolRoundResponse
+ */
+export declare type CreateToolRoundResponse = Message<"byok.v1.CreateToolRoundResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: byok.v1.ToolRoundRecord round = 1;
+   */
+  round?: ToolRoundRecord | undefined;
+
+  /**
+   * @generated from field: bool existing = 2;
+   */
+  existing: boolean;
+};
+
+/**
+ * Describes the message byok.v1.CreateToolRoundResponse.
+ * Use `create(CreateToolRoundResponseSchema)` to create a new message.
+ */
+export declare const CreateToolRoundResponseSchema: GenMessage<CreateToolRoundResponse>;
+
+/**
+ * tool_round.commit_result: in one transaction appends the adjacent pair
+ * (assistant carrying only tool call X - plus the round's reasoning/text/replay
+ * on the round's first pair only - then tool result X), records completion_seq
+ * = arrival order, bumps the round version, creates the revision and moves the
+ * head. Conditional on the active run (NOT_ACTIVE) and on the head being the
+ * round's head (HEAD_MISMATCH). Unknown call id: INVALID. A second result for
+ * the same call returns the first one's revision with duplicate = true.
+ *
+ * @generated from message byok.v1.CommitToolResultRequest
+ */
+export declare type CommitToolResultRequest = Message<"byok.v1.CommitToolResultRequest"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string round_id = 2;
+   */
+  roundId: string;
+
+  /**
+   * @generated from field: string call_id = 3;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string content = 4;
+   */
+  content: string;
+
+  /**
+   * @generated from field: bool is_error = 5;
+   */
+  isError: boolean;
+};
+
+/**
+ * Describes the message byok.v1.CommitToolResultRequest.
+ * Use `create(CommitToolResultRequestSchema)` to create a new message.
+ */
+export declare const CommitToolResultRequestSchema: GenMessage<CommitToolResultRequest>;
+
+/**
+ * @generated from message byok.v1.CommitToolResultResponse
+ */
+export declare type CommitToolResultResponse = Message<"byok.v1.CommitToolResultResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: string revision_id = 1;
+   */
+  revisionId: string;
+
+  /**
+   * @generated from field: bool duplicate = 2;
+   */
+  duplicate: boolean;
+
+  /**
+   * Every call of the round now has a result.
+   *
+   * @generated from field: bool round_settled = 3;
+   */
+  roundSettled: boolean;
+
+  /**
+   * @generated from field: uint32 completion_seq = 4;
+   */
+  completionSeq: number;
+
+  /**
+   * The pair this result appended (also on a duplicate: the stored pair).
+   *
+   * @generated from field: repeated byok.v1.Message appended = 5;
+   */
+  appended: Message$1[];
+
+  /**
+   * @generated from field: uint32 tool_round_version = 6;
+   */
+  toolRoundVersion: number;
+};
+
+/**
+ * Describes the message byok.v1.CommitToolResultResponse.
+ * Use `create(CommitToolResultResponseSchema)` to create a new message.
+ */
+export declare const CommitToolResultResponseSchema: GenMessage<CommitToolResultResponse>;
+
+/**
+ * tool_round.get_open: the run's unsettled round, or `round` unset when none.
+ *
+ * @generated from message byok.v1.GetOpenToolRoundRequest
+ */
+export declare type GetOpenToolRoundRequest = Message<"byok.v1.GetOpenToolRoundRequest"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message byok.v1.GetOpenToolRoundRequest.
+ * Use `create(GetOpenToolRoundRequestSchema)` to create a new message.
+ */
+export declare const GetOpenToolRoundRequestSchema: GenMessage<GetOpenToolRoundRequest>;
+
+/**
+ * @generated from message byok.v1.GetOpenToolRoundResponse
+ */
+export declare type GetOpenToolRoundResponse = Message<"byok.v1.GetOpenToolRoundResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: byok.v1.ToolRoundRecord round = 1;
+   */
+  round?: ToolRoundRecord | undefined;
+};
+
+/**
+ * Describes the message byok.v1.GetOpenToolRoundResponse.
+ * Use `create(GetOpenToolRoundResponseSchema)` to create a new message.
+ */
+export declare const GetOpenToolRoundResponseSchema: GenMessage<GetOpenToolRoundResponse>;
+
+/**
+ * @generated from message byok.v1.MemberRecord
+ */
+export declare type MemberRecord = Message<"byok.v1.MemberRecord"> & {
+  /**
+   * @generated from field: string member_id = 1;
+   */
+  memberId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * RFC 3339 timestamps; revoked_at is "" while the member is active.
+   *
+   * @generated from field: string created_at = 3;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: string revoked_at = 4;
+   */
+  revokedAt: string;
+};
+
+/**
+ * Describes the message byok.v1.MemberRecord.
+ * Use `create(MemberRecordSchema)` to create a new message.
+ */
+export declare const MemberRecordSchema: GenMessage<MemberRecord>;
+
+/**
+ * member.create: the key is returned once; the store keeps only its SHA-256.
+ *
+ * @generated from message byok.v1.CreateMemberRequest
+ */
+export declare type CreateMemberRequest = Message<"byok.v1.CreateMemberRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message byok.v1.CreateMemberRequest.
+ * Use `create(CreateMemberRequestSchema)` to create a new message.
+ */
+export declare const CreateMemberRequestSchema: GenMessage<CreateMemberRequest>;
+
+/**
+ * @generated from message byok.v1.CreateMemberResponse
+ */
+export declare type CreateMemberResponse = Message<"byok.v1.CreateMemberResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: byok.v1.MemberRecord member = 1;
+   */
+  member?: MemberRecord | undefined;
+
+  /**
+   * @generated from field: string key = 2;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message byok.v1.CreateMemberResponse.
+ * Use `create(CreateMemberResponseSchema)` to create a new message.
+ */
+export declare const CreateMemberResponseSchema: GenMessage<CreateMemberResponse>;
+
+/**
+ * member.revoke: idempotent; NOT_FOUND for an unknown member id.
+ *
+ * @generated from message byok.v1.RevokeMemberRequest
+ */
+export declare type RevokeMemberRequest = Message<"byok.v1.RevokeMemberRequest"> & {
+  /**
+   * @generated from field: string member_id = 1;
+   */
+  memberId: string;
+};
+
+/**
+ * Describes the message byok.v1.RevokeMemberRequest.
+ * Use `create(RevokeMemberRequestSchema)` to create a new message.
+ */
+export declare const RevokeMemberRequestSchema: GenMessage<RevokeMemberRequest>;
+
+/**
+ * @generated from message byok.v1.RevokeMemberResponse
+ */
+export declare type RevokeMemberResponse = Message<"byok.v1.RevokeMemberResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: byok.v1.MemberRecord member = 1;
+   */
+  member?: MemberRecord | undefined;
+};
+
+/**
+ * Describes the message byok.v1.RevokeMemberResponse.
+ * Use `create(RevokeMemberResponseSchema)` to create a new message.
+ */
+export declare const RevokeMemberResponseSchema: GenMessage<RevokeMemberResponse>;
+
+/**
+ * member.verify: NOT_FOUND for an unknown or revoked key.
+ *
+ * @generated from message byok.v1.VerifyMemberKeyRequest
+ */
+export declare type VerifyMemberKeyRequest = Message<"byok.v1.VerifyMemberKeyRequest"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message byok.v1.VerifyMemberKeyRequest.
+ * Use `create(VerifyMemberKeyRequestSchema)` to create a new message.
+ */
+export declare const VerifyMemberKeyRequestSchema: GenMessage<VerifyMemberKeyRequest>;
+
+/**
+ * @generated from message byok.v1.VerifyMemberKeyResponse
+ */
+export declare type VerifyMemberKeyResponse = Message<"byok.v1.VerifyMemberKeyResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: string member_id = 1;
+   */
+  memberId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message byok.v1.VerifyMemberKeyResponse.
+ * Use `create(VerifyMemberKeyResponseSchema)` to create a new message.
+ */
+export declare const VerifyMemberKeyResponseSchema: GenMessage<VerifyMemberKeyResponse>;
+
+/**
+ * member.list: oldest first.
+ *
+ * @generated from message byok.v1.ListMembersRequest
+ */
+export declare type ListMembersRequest = Message<"byok.v1.ListMembersRequest"> & {
+  /**
+   * @generated from field: bool include_revoked = 1;
+   */
+  includeRevoked: boolean;
+};
+
+/**
+ * Describes the message byok.v1.ListMembersRequest.
+ * Use `create(ListMembersRequestSchema)` to create a new message.
+ */
+export declare const ListMembersRequestSchema: GenMessage<ListMembersRequest>;
+
+/**
+ * @generated from message byok.v1.ListMembersResponse
+ */
+export declare type ListMembersResponse = Message<"byok.v1.ListMembersResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: repeated byok.v1.MemberRecord members = 1;
+   */
+  members: MemberRecord[];
+};
+
+/**
+ * Describes the message byok.v1.ListMembersResponse.
+ * Use `create(ListMembersResponseSchema)` to create a new message.
+ */
+export declare const ListMembersResponseSchema: GenMessage<ListMembersResponse>;
 
 /**
  * @generated from enum byok.v1.StoreErrorKind

@@ -1,0 +1,43 @@
+/** Content-addressed blobs: id = SHA-256(bytes), checked here and by the database. */
+import { createHash } from "node:crypto";
+import type pg from "pg";
+import { query } from "./database.ts";
+import { ok, reject, type Outcome } from "./outcome.ts";
+
+export interface StoredBlob {
+  readonly id: Uint8Array;
+  readonly data: Uint8Array;
+}
+
+export function blobId(data: Uint8Array): Buffer {
+  return createHash("sha256").update(data).digest();
+}
+
+/** Stores `data` (once) and returns its id; `expectedId`, when given, must match. */
+export async function putBlob(pool: pg.Pool, data: Uint8Array, expectedId: Uint8Array): Promise<Outcome<Buffer>> {
+  const id = blobId(data);
+  if (expectedId.length > 0 && !id.equals(expectedId))
+    return reject("invalid", `blob id ${Buffer.from(expectedId).toString("hex")} does not match SHA-256 of the data (${id.toString("hex")})`);
+  await query(pool, "INSERT INTO blobs (id, bytes) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [id, data]);
+  return ok(id);
+}
+
+/** The blobs that exist among `ids` (in request order); a stored blob whose bytes no longer hash to its id is an error. */
+export async function getBlobs(pool: pg.Pool, ids: readonly Uint8Array[]): Promise<Outcome<StoredBlob[]>> {
+  const malformed = ids.find((id) => id.length !== 32);
+  if (malformed) return reject("invalid", `blob ids are 32-byte SHA-256 digests (got ${malformed.length} bytes)`);
+  if (ids.length === 0) return ok([]);
+  const result = await query<{ id: Buffer; bytes: Buffer }>(pool, "SELECT id, bytes FROM blobs WHERE id = ANY($1::bytea[])", [ids.map((id) => Buffer.from(id))]);
+  const byId = new Map(result.rows.map((r) => [r.id.toString("hex"), r.bytes]));
+  const found: StoredBlob[] = [];
+  const seen = new Set<string>();
+  for (const id of ids) {
+    const key = Buffer.from(id).toString("hex");
+    const bytes = byId.get(key);
+    if (!bytes || seen.has(key)) continue;
+    seen.add(key);
+    if (!blobId(bytes).equals(id)) throw new Error(`stored blob ${key} is corrupt (content hash differs)`);
+    found.push({ id: Buffer.from(id), data: bytes });
+  }
+  return ok(found);
+}

@@ -1,0 +1,117 @@
+/**
+ * The Postgres boundary: the connection pool, schema migrations and
+ * transactions. Every error thrown by `pg` is mapped here, once, into a
+ * DatabaseFailure; nothing above this module looks at pg error codes.
+ */
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { migrate } from "postgres-migrations";
+import type { Logger } from "@byok/platform";
+import type { Outcome } from "./outcome.ts";
+
+export type Queryable = pg.Pool | pg.PoolClient;
+export type Transaction = pg.PoolClient;
+
+export type DatabaseFailureKind =
+  /** Server unreachable, connection lost, too many connections. */
+  | "unavailable"
+  /** Serialization failure or deadlock that survived every retry. */
+  | "conflict"
+  /** A constraint (including the append-only triggers) rejected the write. */
+  | "constraint"
+  | "migration"
+  | "unknown";
+
+export class DatabaseFailure extends Error {
+  override readonly name = "DatabaseFailure";
+  readonly kind: DatabaseFailureKind;
+  readonly code: string | undefined;
+  constructor(kind: DatabaseFailureKind, message: string, code: string | undefined, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = kind;
+    this.code = code;
+  }
+}
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+const RETRYABLE_CODES = new Set(["40001", "40P01"]);
+const MAX_TRANSACTION_ATTEMPTS = 4;
+
+/** Maps any error from pg (or the socket below it) to a DatabaseFailure. */
+export function toDatabaseFailure(error: unknown): DatabaseFailure {
+  if (error instanceof DatabaseFailure) return error;
+  const code = typeof (error as { code?: unknown })?.code === "string" ? (error as { code: string }).code : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === undefined) return new DatabaseFailure("unavailable", message, undefined, { cause: error });
+  if (RETRYABLE_CODES.has(code)) return new DatabaseFailure("conflict", message, code, { cause: error });
+  if (code.startsWith("23")) return new DatabaseFailure("constraint", message, code, { cause: error });
+  if (code.startsWith("08") || code.startsWith("57") || code === "53300") return new DatabaseFailure("unavailable", message, code, { cause: error });
+  return new DatabaseFailure("unknown", message, code, { cause: error });
+}
+
+export function createPool(databaseUrl: string, maxConnections: number, log: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections });
+  // An idle client losing its connection must not crash the process.
+  pool.on("error", (err) => log.warn({ err: toDatabaseFailure(err) }, "idle database connection failed"));
+  return pool;
+}
+
+/** Applies pending migrations (numbered .sql files); a landed file that changed fails the start. */
+export async function runMigrations(pool: pg.Pool, log: Logger): Promise<void> {
+  const client = await pool.connect();
+  try {
+    const applied = await migrate({ client }, MIGRATIONS_DIR, { logger: (msg) => log.debug({ migrations: msg }) });
+    if (applied.length > 0) log.info({ applied: applied.map((m) => m.fileName) }, "database migrations applied");
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new DatabaseFailure("migration", `database migration failed: ${message}`, undefined, { cause: error });
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Runs `work` in one READ COMMITTED transaction: commits when it returns ok,
+ * rolls back when it returns a rejection or throws. Serialization failures and
+ * deadlocks are retried a few times before they surface as a conflict.
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<Outcome<T>>): Promise<Outcome<T>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await attemptTransaction(pool, work);
+    } catch (error) {
+      const failure = toDatabaseFailure(error);
+      if (failure.kind !== "conflict" || attempt >= MAX_TRANSACTION_ATTEMPTS) throw failure;
+    }
+  }
+}
+
+async function attemptTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<Outcome<T>>): Promise<Outcome<T>> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    const outcome = await work(client);
+    await client.query(outcome.kind === "ok" ? "COMMIT" : "ROLLBACK");
+    return outcome;
+  } catch (error) {
+    try {
+      await client.query("ROLLBACK");
+    } catch {
+      broken = true;
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** A single statement outside an explicit transaction, with errors mapped. */
+export async function query<R extends pg.QueryResultRow>(db: Queryable, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+  try {
+    return await db.query<R>(text, values);
+  } catch (error) {
+    throw toDatabaseFailure(error);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * One handler per store operation: decodes the request into the domain call and
+ * shapes the result as the operation's response. The Handlers type makes the
+ * table exhaustive over STORE_OPERATIONS.
+ */
+import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import type pg from "pg";
+import type { StoreOperations } from "@byok/contracts";
+import { getBlobs, putBlob } from "./blobs.ts";
+import { findConversation } from "./conversations.ts";
+import { importHistory } from "./history-import.ts";
+import { createMember, listMembers, revokeMember, verifyMemberKey } from "./members.ts";
+import { ok, reject, type Outcome } from "./outcome.ts";
+import { loadRevisionHistory } from "./revisions.ts";
+import { appendMessages } from "./run-append.ts";
+import { beginRun, finishRun } from "./run-lifecycle.ts";
+import { findRun } from "./run-rows.ts";
+import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
+import { failureKindFromWire, memberRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
+
+export type OperationHandler<K extends keyof StoreOperations> = (
+  request: MessageShape<StoreOperations[K]["request"]>,
+) => Promise<Outcome<MessageInitShape<StoreOperations[K]["response"]>>>;
+
+export type Handlers = { [K in keyof StoreOperations]: OperationHandler<K> };
+
+function map<T, U>(outcome: Outcome<T>, shape: (value: T) => U): Outcome<U> {
+  return outcome.kind === "ok" ? ok(shape(outcome.value)) : outcome;
+}
+
+export function createHandlers(pool: pg.Pool): Handlers {
+  return {
+    importHistory: async (req) =>
+      map(await importHistory(pool, { conversationId: req.conversationId, memberId: req.memberId, messages: req.messages }), (v) => ({
+        revisionId: v.revisionId,
+      })),
+
+    beginRun: async (req) =>
+      map(
+        await beginRun(pool, {
+          runId: req.runId,
+          conversationId: req.conversationId,
+          memberId: req.memberId,
+          baseRevisionId: req.baseRevisionId,
+          initialMessages: req.initialMessages,
+          parentRunId: req.parentRunId,
+          parentToolCallId: req.parentToolCallId,
+          modelId: req.modelId,
+        }),
+        (v) => ({ run: runRecord(v.run), supersededRunId: v.supersededRunId ?? "" }),
+      ),
+
+    appendMessages: async (req) =>
+      map(
+        await appendMessages(pool, {
+          runId: req.runId,
+          expectedHeadRevisionId: req.expectedHeadRevisionId,
+          messages: req.messages,
+          providerCallIndex: req.providerCallIndex,
+        }),
+        (v) => ({ revisionId: v.revisionId }),
+      ),
+
+    finishRun: async (req) => {
+      const status = terminalStateFromWire(req.status);
+      if (status.kind !== "ok") return status;
+      const finished = await finishRun(pool, {
+        runId: req.runId,
+        status: status.value,
+        failureKind: failureKindFromWire(req.failureKind),
+        failureMessage: req.failureMessage,
+        usage: req.usage,
+      });
+      return map(finished, (run) => ({ run: runRecord(run) }));
+    },
+
+    getRun: async (req) => {
+      const run = await findRun(pool, req.runId);
+      return run ? ok({ run: runRecord(run) }) : reject("not_found", `run ${req.runId} not found`);
+    },
+
+    getConversation: async (req) => {
+      const conversation = await findConversation(pool, req.conversationId);
+      if (!conversation) return reject("not_found", `conversation ${req.conversationId} not found`);
+      return ok({
+        conversationId: conversation.id,
+        memberId: conversation.memberId,
+        headRevisionId: conversation.headRevisionId ?? "",
+        activeRunId: conversation.activeRunId ?? "",
+      });
+    },
+
+    getRevisionMessages: async (req) => {
+      if (req.revisionId === "") return ok({ messages: [], messageIds: [], revisionChain: [] });
+      const history = await loadRevisionHistory(pool, req.revisionId);
+      if (!history) return reject("not_found", `revision ${req.revisionId} not found`);
+      return ok({ messages: history.messages, messageIds: history.messageIds, revisionChain: history.chain });
+    },
+
+    putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId), (id) => ({ id })),
+
+    getBlobs: async (req) => map(await getBlobs(pool, req.ids), (blobs) => ({ blobs: blobs.map((b) => ({ id: b.id, data: b.data })) })),
+
+    createToolRound: async (req) =>
+      map(
+        await createToolRound(pool, {
+          runId: req.runId,
+          roundId: req.roundId,
+          expectedHeadRevisionId: req.expectedHeadRevisionId,
+          assistant: req.assistant,
+          providerCallIndex: req.providerCallIndex,
+        }),
+        (v) => ({ round: toolRoundRecord(v.round), existing: v.existing }),
+      ),
+
+    commitToolResult: async (req) =>
+      map(
+        await commitToolResult(pool, { runId: req.runId, roundId: req.roundId, callId: req.callId, content: req.content, isError: req.isError }),
+        (v) => ({
+          revisionId: v.revisionId,
+          duplicate: v.duplicate,
+          roundSettled: v.roundSettled,
+          completionSeq: v.completionSeq,
+          appended: v.appended,
+          toolRoundVersion: v.roundVersion,
+        }),
+      ),
+
+    getOpenToolRound: async (req) => map(await getOpenToolRound(pool, req.runId), (round) => (round ? { round: toolRoundRecord(round) } : {})),
+
+    createMember: async (req) => map(await createMember(pool, req.name), (v) => ({ member: memberRecord(v.member), key: v.key })),
+
+    revokeMember: async (req) => map(await revokeMember(pool, req.memberId), (member) => ({ member: memberRecord(member) })),
+
+    verifyMemberKey: async (req) => map(await verifyMemberKey(pool, req.key), (member) => ({ memberId: member.id, name: member.name })),
+
+    listMembers: async (req) => map(await listMembers(pool, req.includeRevoked), (members) => ({ members: members.map(memberRecord) })),
+  };
+}

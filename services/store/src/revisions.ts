@@ -1,0 +1,151 @@
+/**
+ * Immutable history: messages and revisions. A revision is its parent plus the
+ * messages it appends; nothing here ever updates or deletes a row.
+ */
+import { randomUUID } from "node:crypto";
+import type { JsonValue } from "@bufbuild/protobuf";
+import type { Message } from "@byok/contracts";
+import { query, type Queryable, type Transaction } from "./database.ts";
+import { fromStoredJson, prefixDigests, type CanonicalMessage } from "./message-codec.ts";
+
+export interface RevisionRow {
+  readonly id: string;
+  readonly conversationId: string;
+  readonly parentId: string | null;
+  /** Messages in the full history up to and including this revision. */
+  readonly messageCount: number;
+  readonly digest: Buffer;
+}
+
+export interface RevisionHistory {
+  /** Revision ids from the root to the requested revision. */
+  readonly chain: string[];
+  readonly messageIds: string[];
+  readonly messages: Message[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Revision ids are UUIDs; anything else cannot name a revision. */
+export function isRevisionId(value: string): boolean {
+  return UUID.test(value);
+}
+
+interface RevisionDbRow {
+  id: string;
+  conversation_id: string;
+  parent_id: string | null;
+  message_count: number;
+  digest: Buffer;
+}
+
+function fromDb(row: RevisionDbRow): RevisionRow {
+  return { id: row.id, conversationId: row.conversation_id, parentId: row.parent_id, messageCount: row.message_count, digest: row.digest };
+}
+
+const REVISION_COLUMNS = "id, conversation_id, parent_id, message_count, digest";
+
+export async function findRevision(db: Queryable, revisionId: string): Promise<RevisionRow | undefined> {
+  if (!isRevisionId(revisionId)) return undefined;
+  const result = await query<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE id = $1`, [revisionId]);
+  const row = result.rows[0];
+  return row ? fromDb(row) : undefined;
+}
+
+/** The revision a run appended under `appendKey`, if it did. */
+export async function findRunAppend(db: Queryable, runId: string, appendKey: string): Promise<RevisionRow | undefined> {
+  const result = await query<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE run_id = $1 AND append_key = $2`, [runId, appendKey]);
+  const row = result.rows[0];
+  return row ? fromDb(row) : undefined;
+}
+
+/**
+ * The revision of `conversationId` whose full history has the most messages
+ * among those whose chain digest is in `digests` (oldest first on ties).
+ */
+export async function findLongestDigestMatch(db: Queryable, conversationId: string, digests: readonly Buffer[]): Promise<RevisionRow | undefined> {
+  if (digests.length === 0) return undefined;
+  const result = await query<RevisionDbRow>(
+    db,
+    `SELECT ${REVISION_COLUMNS} FROM revisions
+      WHERE conversation_id = $1 AND digest = ANY($2::bytea[])
+      ORDER BY message_count DESC, created_at ASC, id ASC LIMIT 1`,
+    [conversationId, digests],
+  );
+  const row = result.rows[0];
+  return row ? fromDb(row) : undefined;
+}
+
+export interface AppendRevisionInput {
+  readonly conversationId: string;
+  readonly parent: RevisionRow | null;
+  readonly messages: readonly CanonicalMessage[];
+  /** Set for appends made by a run (idempotency key unique per run). */
+  readonly run?: { readonly runId: string; readonly appendKey: string };
+}
+
+/** Inserts the messages and one revision appending them onto `parent`. */
+export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<RevisionRow> {
+  if (input.messages.length === 0) throw new Error("appendRevision needs at least one message");
+  const messageIds = input.messages.map(() => randomUUID());
+  await query(
+    tx,
+    `INSERT INTO messages (id, conversation_id, body, digest)
+     SELECT id, $1, body, digest FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[]) AS m(id, body, digest)`,
+    [input.conversationId, messageIds, input.messages.map((m) => JSON.stringify(m.json)), input.messages.map((m) => m.digest)],
+  );
+  const digests = prefixDigests(input.parent?.digest ?? null, input.messages);
+  const digest = digests[digests.length - 1] as Buffer;
+  const revision: RevisionRow = {
+    id: randomUUID(),
+    conversationId: input.conversationId,
+    parentId: input.parent?.id ?? null,
+    messageCount: (input.parent?.messageCount ?? 0) + input.messages.length,
+    digest,
+  };
+  await query(
+    tx,
+    `INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key)
+     VALUES ($1, $2, $3, $4::uuid[], $5, $6, $7, $8)`,
+    [revision.id, revision.conversationId, revision.parentId, messageIds, revision.messageCount, revision.digest, input.run?.runId ?? null, input.run?.appendKey ?? null],
+  );
+  return revision;
+}
+
+/** Messages appended by one revision (not its ancestors), in order. */
+export async function loadRevisionOwnMessages(db: Queryable, revisionId: string): Promise<Message[]> {
+  const result = await query<{ body: JsonValue }>(
+    db,
+    `SELECT m.body FROM revisions r
+       CROSS JOIN LATERAL unnest(r.message_ids) WITH ORDINALITY AS x(message_id, position)
+       JOIN messages m ON m.id = x.message_id
+      WHERE r.id = $1 ORDER BY x.position`,
+    [revisionId],
+  );
+  return result.rows.map((r) => fromStoredJson(r.body).message);
+}
+
+/** Full history of a revision, oldest message first; undefined for an unknown revision. */
+export async function loadRevisionHistory(db: Queryable, revisionId: string): Promise<RevisionHistory | undefined> {
+  if (!isRevisionId(revisionId)) return undefined;
+  const chain = await query<{ id: string; message_ids: string[] }>(
+    db,
+    `WITH RECURSIVE chain AS (
+       SELECT id, parent_id, message_ids, 0 AS depth FROM revisions WHERE id = $1
+       UNION ALL
+       SELECT r.id, r.parent_id, r.message_ids, c.depth + 1 FROM revisions r JOIN chain c ON r.id = c.parent_id
+     )
+     SELECT id, message_ids FROM chain ORDER BY depth DESC`,
+    [revisionId],
+  );
+  if (chain.rows.length === 0) return undefined;
+  const messageIds = chain.rows.flatMap((r) => r.message_ids);
+  const bodies = await query<{ id: string; body: JsonValue }>(db, "SELECT id, body FROM messages WHERE id = ANY($1::uuid[])", [messageIds]);
+  const byId = new Map(bodies.rows.map((r) => [r.id, r.body]));
+  const messages = messageIds.map((id) => {
+    const body = byId.get(id);
+    if (body === undefined) throw new Error(`revision ${revisionId} references missing message ${id}`);
+    return fromStoredJson(body).message;
+  });
+  return { chain: chain.rows.map((r) => r.id), messageIds, messages };
+}

@@ -1,0 +1,50 @@
+/**
+ * run.append: a run appends messages (its final answer, runtime events) as one
+ * new revision, only while it is the conversation's active run and only onto the
+ * head it expects. Idempotent: one append per (run, provider_call_index) when the
+ * index is set, else per (run, expected head, messages).
+ */
+import type pg from "pg";
+import type { Message } from "@byok/contracts";
+import { setHead } from "./conversations.ts";
+import { inTransaction } from "./database.ts";
+import { canonicalMessage, listDigest } from "./message-codec.ts";
+import { ok, reject, type Outcome } from "./outcome.ts";
+import { appendRevision, findRevision, findRunAppend } from "./revisions.ts";
+import { recordRunHead } from "./run-rows.ts";
+import { lockRunConversation, writeRejection } from "./write-guards.ts";
+
+export interface AppendMessagesInput {
+  readonly runId: string;
+  readonly expectedHeadRevisionId: string;
+  readonly messages: readonly Message[];
+  readonly providerCallIndex: number;
+}
+
+export interface AppendedMessages {
+  readonly revisionId: string;
+  /** True when this append had already been made (nothing appended now). */
+  readonly repeated: boolean;
+}
+
+export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promise<Outcome<AppendedMessages>> {
+  if (input.messages.length === 0) return Promise.resolve(reject("invalid", "run.append needs at least one message"));
+  const messages = input.messages.map(canonicalMessage);
+  const appendKey =
+    input.providerCallIndex > 0 ? `call:${input.providerCallIndex}` : `messages:${input.expectedHeadRevisionId}:${listDigest(messages)}`;
+  return inTransaction<AppendedMessages>(pool, async (tx) => {
+    const locked = await lockRunConversation(tx, input.runId);
+    if (locked.kind !== "ok") return locked;
+    const { conversation } = locked.value;
+    const earlier = await findRunAppend(tx, input.runId, appendKey);
+    if (earlier) return ok({ revisionId: earlier.id, repeated: true });
+    const refused = writeRejection(conversation, input.runId, input.expectedHeadRevisionId);
+    if (refused) return { kind: "rejected", rejection: refused };
+    const parent = conversation.headRevisionId === null ? null : await findRevision(tx, conversation.headRevisionId);
+    if (parent === undefined) throw new Error(`conversation ${conversation.id} head ${conversation.headRevisionId} not found`);
+    const revision = await appendRevision(tx, { conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
+    await setHead(tx, conversation.id, revision.id);
+    await recordRunHead(tx, input.runId, revision.id, input.providerCallIndex);
+    return ok({ revisionId: revision.id, repeated: false });
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * run.begin and run.finish. A new run takes ownership of its conversation in one
+ * transaction (superseding the active run) and appends its initial messages;
+ * repeats are idempotent by run id.
+ */
+import type pg from "pg";
+import type { Message, Usage } from "@byok/contracts";
+import { ensureConversationLocked, lockConversation, setActiveRun, setHead } from "./conversations.ts";
+import { inTransaction } from "./database.ts";
+import { canonicalMessage } from "./message-codec.ts";
+import { ok, reject, type Outcome } from "./outcome.ts";
+import { appendRevision, findRevision, type RevisionRow } from "./revisions.ts";
+import { countRepeatedBegin, findRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+
+export interface BeginRunInput {
+  readonly runId: string;
+  readonly conversationId: string;
+  readonly memberId: string;
+  readonly baseRevisionId: string;
+  readonly initialMessages: readonly Message[];
+  readonly parentRunId: string;
+  readonly parentToolCallId: string;
+  readonly modelId: string;
+}
+
+export interface BegunRun {
+  readonly run: RunRow;
+  /** The run this one superseded (marked cancelled in the same transaction). */
+  readonly supersededRunId: string | null;
+}
+
+function repeatedBegin(run: RunRow, input: BeginRunInput): Outcome<BegunRun> {
+  if (run.conversationId !== input.conversationId) return reject("invalid", `run ${run.id} belongs to conversation ${run.conversationId}`);
+  if (run.memberId !== input.memberId) return reject("forbidden", `run ${run.id} belongs to another member`);
+  return ok({ run, supersededRunId: null });
+}
+
+export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<BegunRun>> {
+  if (input.runId === "") return Promise.resolve(reject("invalid", "run_id is required"));
+  const initial = input.initialMessages.map(canonicalMessage);
+  return inTransaction(pool, async (tx) => {
+    const known = await countRepeatedBegin(tx, input.runId);
+    if (known) return repeatedBegin(known, input);
+    const locked = await ensureConversationLocked(tx, input.conversationId, input.memberId);
+    if (locked.kind !== "ok") return locked;
+    const conversation = locked.value;
+    // A concurrent first begin of the same run may have committed while we waited for the lock.
+    const raced = await countRepeatedBegin(tx, input.runId);
+    if (raced) return repeatedBegin(raced, input);
+
+    let base: RevisionRow | null = null;
+    if (input.baseRevisionId !== "") {
+      const found = await findRevision(tx, input.baseRevisionId);
+      if (!found || found.conversationId !== conversation.id)
+        return reject("invalid", `base revision ${input.baseRevisionId} is not a revision of conversation ${conversation.id}`);
+      base = found;
+    }
+
+    let supersededRunId: string | null = null;
+    if (conversation.activeRunId !== null) {
+      const previous = await findRun(tx, conversation.activeRunId, "lock");
+      if (previous?.status === "running") {
+        await terminateRun(tx, previous.id, { status: "cancelled", failureKind: null, failureMessage: `superseded by run ${input.runId}`, usage: undefined });
+        supersededRunId = previous.id;
+      }
+    }
+
+    const start =
+      initial.length > 0
+        ? await appendRevision(tx, { conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } })
+        : base;
+    const run = await insertRun(tx, {
+      id: input.runId,
+      conversationId: conversation.id,
+      memberId: input.memberId,
+      parentRunId: input.parentRunId,
+      parentToolCallId: input.parentToolCallId,
+      modelId: input.modelId,
+      startRevisionId: start?.id ?? null,
+    });
+    await setActiveRun(tx, conversation.id, run.id);
+    await setHead(tx, conversation.id, start?.id ?? null);
+    return ok({ run, supersededRunId });
+  });
+}
+
+export interface FinishRunInput {
+  readonly runId: string;
+  readonly status: TerminalRunState;
+  readonly failureKind: RunFailureKind | null;
+  readonly failureMessage: string;
+  readonly usage: Usage | undefined;
+}
+
+/** Sets the terminal status once; finishing a terminal run returns it unchanged. */
+export function finishRun(pool: pg.Pool, input: FinishRunInput): Promise<Outcome<RunRow>> {
+  return inTransaction(pool, async (tx) => {
+    const unlocked = await findRun(tx, input.runId);
+    if (!unlocked) return reject("not_found", `run ${input.runId} not found`);
+    const conversation = await lockConversation(tx, unlocked.conversationId);
+    const run = await findRun(tx, input.runId, "lock");
+    if (!conversation || !run) throw new Error(`run ${input.runId} or its conversation vanished`);
+    if (run.status !== "running") return ok(run);
+    const finished = await terminateRun(tx, run.id, {
+      status: input.status,
+      failureKind: input.status === "failed" ? input.failureKind : null,
+      failureMessage: input.failureMessage,
+      usage: input.usage,
+    });
+    if (conversation.activeRunId === run.id) await setActiveRun(tx, conversation.id, null);
+    return ok(finished);
+  });
+}

@@ -1,0 +1,134 @@
+/** The runs table: row shape, reads and the small updates shared by run operations. */
+import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { UsageSchema, type Usage } from "@byok/contracts";
+import { query, type Queryable, type Transaction } from "./database.ts";
+
+export type RunState = "running" | "completed" | "cancelled" | "failed";
+export type TerminalRunState = Exclude<RunState, "running">;
+export type RunFailureKind = "protocol" | "provider" | "store" | "client";
+
+export interface RunRow {
+  readonly id: string;
+  readonly conversationId: string;
+  readonly memberId: string;
+  readonly parentRunId: string;
+  readonly parentToolCallId: string;
+  readonly modelId: string;
+  readonly status: RunState;
+  readonly failureKind: RunFailureKind | null;
+  readonly failureMessage: string;
+  readonly usage: Usage | undefined;
+  readonly providerCallIndex: number;
+  readonly startRevisionId: string | null;
+  readonly headRevisionId: string | null;
+  readonly beginCount: number;
+}
+
+interface RunDbRow {
+  id: string;
+  conversation_id: string;
+  member_id: string;
+  parent_run_id: string | null;
+  parent_tool_call_id: string | null;
+  model_id: string;
+  status: RunState;
+  failure_kind: RunFailureKind | null;
+  failure_message: string | null;
+  usage: JsonValue | null;
+  provider_call_index: number;
+  start_revision_id: string | null;
+  head_revision_id: string | null;
+  begin_count: number;
+}
+
+function fromDb(row: RunDbRow): RunRow {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    memberId: row.member_id,
+    parentRunId: row.parent_run_id ?? "",
+    parentToolCallId: row.parent_tool_call_id ?? "",
+    modelId: row.model_id,
+    status: row.status,
+    failureKind: row.failure_kind,
+    failureMessage: row.failure_message ?? "",
+    usage: row.usage === null ? undefined : fromJson(UsageSchema, row.usage),
+    providerCallIndex: row.provider_call_index,
+    startRevisionId: row.start_revision_id,
+    headRevisionId: row.head_revision_id,
+    beginCount: row.begin_count,
+  };
+}
+
+export function usageToJson(usage: Usage | undefined): string | null {
+  return usage === undefined ? null : JSON.stringify(toJson(UsageSchema, usage));
+}
+
+const COLUMNS = `id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, failure_kind,
+  failure_message, usage, provider_call_index, start_revision_id, head_revision_id, begin_count`;
+
+export async function findRun(db: Queryable, runId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<RunRow | undefined> {
+  const result = await query<RunDbRow>(db, `SELECT ${COLUMNS} FROM runs WHERE id = $1${lock === "lock" ? " FOR UPDATE" : ""}`, [runId]);
+  const row = result.rows[0];
+  return row ? fromDb(row) : undefined;
+}
+
+/** Counts one more run.begin for an existing run and returns it; undefined when the run does not exist. */
+export async function countRepeatedBegin(tx: Transaction, runId: string): Promise<RunRow | undefined> {
+  const result = await query<RunDbRow>(tx, `UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [runId]);
+  const row = result.rows[0];
+  return row ? fromDb(row) : undefined;
+}
+
+export interface NewRun {
+  readonly id: string;
+  readonly conversationId: string;
+  readonly memberId: string;
+  readonly parentRunId: string;
+  readonly parentToolCallId: string;
+  readonly modelId: string;
+  readonly startRevisionId: string | null;
+}
+
+export async function insertRun(tx: Transaction, run: NewRun): Promise<RunRow> {
+  const result = await query<RunDbRow>(
+    tx,
+    `INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
+     VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, 'running', $7, $7) RETURNING ${COLUMNS}`,
+    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId],
+  );
+  return fromDb(result.rows[0] as RunDbRow);
+}
+
+export interface RunTermination {
+  readonly status: TerminalRunState;
+  readonly failureKind: RunFailureKind | null;
+  readonly failureMessage: string;
+  /** Undefined keeps the usage recorded so far. */
+  readonly usage: Usage | undefined;
+}
+
+export async function terminateRun(tx: Transaction, runId: string, end: RunTermination): Promise<RunRow> {
+  const result = await query<RunDbRow>(
+    tx,
+    `UPDATE runs SET status = $2, failure_kind = $3, failure_message = NULLIF($4, ''), usage = COALESCE($5::jsonb, usage),
+            finished_at = now(), updated_at = now()
+      WHERE id = $1 RETURNING ${COLUMNS}`,
+    [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage)],
+  );
+  return fromDb(result.rows[0] as RunDbRow);
+}
+
+/** Records that the run moved the conversation head (and which model call it came from). */
+export async function recordRunHead(tx: Transaction, runId: string, headRevisionId: string, providerCallIndex: number): Promise<void> {
+  await query(
+    tx,
+    `UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
+    [runId, headRevisionId, providerCallIndex],
+  );
+}
+
+/** Records the highest model call index the run has used (tool rounds do not move the head). */
+export async function recordProviderCallIndex(tx: Transaction, runId: string, providerCallIndex: number): Promise<void> {
+  await query(tx, "UPDATE runs SET provider_call_index = GREATEST(provider_call_index, $2), updated_at = now() WHERE id = $1", [runId, providerCallIndex]);
+}

@@ -1,0 +1,47 @@
+/** The store service: migrate the database, then answer store requests on the bus. */
+import { busNames } from "@byok/contracts";
+import { connectNats, createLogger, type Logger, type NatsConnection } from "@byok/platform";
+import { serveStoreOperations } from "./bus-server.ts";
+import type { StoreConfig } from "./config.ts";
+import { createPool, runMigrations } from "./database.ts";
+import { createHandlers } from "./operations.ts";
+
+export interface StoreOverrides {
+  readonly log?: Logger;
+  /** A NATS connection owned by the caller (not closed by stop()). */
+  readonly nc?: NatsConnection;
+}
+
+export interface RunningStore {
+  stop(): Promise<void>;
+}
+
+export async function startStore(config: StoreConfig, overrides: StoreOverrides = {}): Promise<RunningStore> {
+  const log = overrides.log ?? createLogger({ service: "store", level: config.logLevel, debugContent: config.logDebugContent });
+  const pool = createPool(config.databaseUrl, config.databasePoolSize, log);
+  let nc: NatsConnection | undefined;
+  try {
+    await runMigrations(pool, log);
+    nc = overrides.nc ?? (await connectNats(config.natsUrl, "store", log));
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const ownedNc = overrides.nc ? undefined : nc;
+  const server = serveStoreOperations(nc, busNames(config.busPrefix), createHandlers(pool), log);
+  // Make sure every subscription is registered with the server before callers send requests.
+  await nc.flush();
+  log.info({ bus_prefix: config.busPrefix }, "store serving requests");
+
+  let stopped: Promise<void> | undefined;
+  return {
+    stop() {
+      stopped ??= (async () => {
+        await server.close();
+        if (ownedNc) await ownedNc.drain();
+        await pool.end();
+      })();
+      return stopped;
+    },
+  };
+}

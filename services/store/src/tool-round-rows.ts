@@ -1,0 +1,150 @@
+/** The tool_rounds and tool_results tables: row shapes and reads. */
+import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { AssistantMessageSchema, ToolCallPartSchema, type AssistantMessage, type ToolCallPart } from "@byok/contracts";
+import { query, type Queryable, type Transaction } from "./database.ts";
+
+export interface ToolResultRow {
+  readonly callId: string;
+  readonly completionSeq: number;
+  readonly content: string;
+  readonly isError: boolean;
+  readonly revisionId: string;
+}
+
+export interface ToolRoundRow {
+  readonly runId: string;
+  readonly id: string;
+  readonly baseRevisionId: string | null;
+  readonly assistant: AssistantMessage;
+  readonly calls: ToolCallPart[];
+  readonly providerCallIndex: number;
+  readonly settled: boolean;
+  readonly version: number;
+  /** Committed results in completion order. */
+  readonly results: ToolResultRow[];
+}
+
+/** Revision after the round's last committed pair (its base when none). */
+export function roundTip(round: ToolRoundRow): string | null {
+  const last = round.results[round.results.length - 1];
+  return last ? last.revisionId : round.baseRevisionId;
+}
+
+interface RoundDbRow {
+  run_id: string;
+  id: string;
+  base_revision_id: string | null;
+  assistant: JsonValue;
+  calls: JsonValue[];
+  provider_call_index: number;
+  status: "open" | "settled";
+  version: number;
+}
+
+interface ResultDbRow {
+  call_id: string;
+  completion_seq: number;
+  content: string;
+  is_error: boolean;
+  revision_id: string;
+}
+
+const ROUND_COLUMNS = "run_id, id, base_revision_id, assistant, calls, provider_call_index, status, version";
+
+async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<ToolRoundRow | undefined> {
+  if (!row) return undefined;
+  const results = await query<ResultDbRow>(
+    db,
+    `SELECT call_id, completion_seq, content, is_error, revision_id FROM tool_results
+      WHERE run_id = $1 AND round_id = $2 ORDER BY completion_seq`,
+    [row.run_id, row.id],
+  );
+  return {
+    runId: row.run_id,
+    id: row.id,
+    baseRevisionId: row.base_revision_id,
+    assistant: fromJson(AssistantMessageSchema, row.assistant),
+    calls: row.calls.map((c) => fromJson(ToolCallPartSchema, c)),
+    providerCallIndex: row.provider_call_index,
+    settled: row.status === "settled",
+    version: row.version,
+    results: results.rows.map((r) => ({
+      callId: r.call_id,
+      completionSeq: r.completion_seq,
+      content: r.content,
+      isError: r.is_error,
+      revisionId: r.revision_id,
+    })),
+  };
+}
+
+export async function findRound(db: Queryable, runId: string, roundId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
+  const result = await query<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND id = $2${lock === "lock" ? " FOR UPDATE" : ""}`, [
+    runId,
+    roundId,
+  ]);
+  return withResults(db, result.rows[0]);
+}
+
+export async function findRoundByCallIndex(db: Queryable, runId: string, providerCallIndex: number): Promise<ToolRoundRow | undefined> {
+  const result = await query<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2`, [runId, providerCallIndex]);
+  return withResults(db, result.rows[0]);
+}
+
+/** `share` waits for a result commit in progress, so version and results are read consistently. */
+export async function findOpenRound(db: Queryable, runId: string, lock: "share" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
+  const result = await query<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND status = 'open'${lock === "share" ? " FOR SHARE" : ""}`, [
+    runId,
+  ]);
+  return withResults(db, result.rows[0]);
+}
+
+export interface NewToolRound {
+  readonly runId: string;
+  readonly id: string;
+  readonly baseRevisionId: string | null;
+  readonly assistant: AssistantMessage;
+  readonly calls: readonly ToolCallPart[];
+  readonly providerCallIndex: number;
+}
+
+export async function insertRound(tx: Transaction, round: NewToolRound): Promise<ToolRoundRow> {
+  await query(
+    tx,
+    `INSERT INTO tool_rounds (run_id, id, base_revision_id, assistant, calls, provider_call_index, status, version)
+     VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, 'open', 1)`,
+    [
+      round.runId,
+      round.id,
+      round.baseRevisionId,
+      JSON.stringify(toJson(AssistantMessageSchema, round.assistant)),
+      JSON.stringify(round.calls.map((c) => toJson(ToolCallPartSchema, c))),
+      round.providerCallIndex,
+    ],
+  );
+  return { ...round, calls: [...round.calls], settled: false, version: 1, results: [] };
+}
+
+export interface NewToolResult extends ToolResultRow {
+  readonly runId: string;
+  readonly roundId: string;
+}
+
+/** Inserts the result and bumps the round version (settling it when `settles`); returns the new version. */
+export async function insertResult(tx: Transaction, result: NewToolResult, settles: boolean): Promise<number> {
+  await query(
+    tx,
+    `INSERT INTO tool_results (run_id, round_id, call_id, completion_seq, content, is_error, revision_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [result.runId, result.roundId, result.callId, result.completionSeq, result.content, result.isError, result.revisionId],
+  );
+  const updated = await query<{ version: number }>(
+    tx,
+    `UPDATE tool_rounds SET version = version + 1,
+            status = CASE WHEN $3::boolean THEN 'settled' ELSE status END,
+            settled_at = CASE WHEN $3::boolean THEN now() ELSE settled_at END
+      WHERE run_id = $1 AND id = $2 RETURNING version`,
+    [result.runId, result.roundId, settles],
+  );
+  return (updated.rows[0] as { version: number }).version;
+}
