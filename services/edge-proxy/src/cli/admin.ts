@@ -1,0 +1,82 @@
+/**
+ * `npm run proxy:admin -- create <name> | revoke <member id> | list [--all]`:
+ * manages member gateway keys, which the store keeps (only a hash of each key).
+ * A new key is printed once.
+ */
+import { parseArgs } from "node:util";
+import { busNames, type MemberRecord } from "@byok/contracts";
+import { connectNats, silentLogger } from "@byok/platform";
+import type { EdgeProxyConfig } from "../config.ts";
+import { memberStoreClient, type MemberStoreClient, type StoreCallOutcome } from "../member-store.ts";
+import type { CliIo } from "./setup.ts";
+
+const USAGE = "usage: npm run proxy:admin -- create <name> | revoke <member id> | list [--all]";
+
+function describe(m: MemberRecord): string {
+  return `${m.memberId}\t${m.name}\tcreated ${m.createdAt}${m.revokedAt ? `\trevoked ${m.revokedAt}` : ""}`;
+}
+
+function failed<T>(outcome: StoreCallOutcome<T>, io: CliIo): outcome is Exclude<StoreCallOutcome<T>, { kind: "ok" }> {
+  if (outcome.kind === "ok") return false;
+  io.err(`${outcome.kind === "not_found" ? "not found" : "failed"}: ${outcome.message}\n`);
+  return true;
+}
+
+/** Runs one admin command against `client`; returns the exit code. */
+export async function runAdminCommand(args: readonly string[], client: MemberStoreClient, io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options: { all: { type: "boolean", default: false } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    io.err(`${(err as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const [command, argument, ...rest] = parsed.positionals;
+  if (rest.length > 0) {
+    io.err(`${USAGE}\n`);
+    return 2;
+  }
+  switch (command) {
+    case "create": {
+      if (!argument) break;
+      const outcome = await client.create(argument);
+      if (failed(outcome, io)) return 1;
+      io.out(
+        [
+          `member ${outcome.value.member.memberId} (${outcome.value.member.name}) created.`,
+          `gateway key (shown once, store it now): ${outcome.value.key}`,
+          `next: npm run proxy:setup -- --key ${outcome.value.key} --proxy-url http://<gateway host>:<port>`,
+          "",
+        ].join("\n"),
+      );
+      return 0;
+    }
+    case "revoke": {
+      if (!argument) break;
+      const outcome = await client.revoke(argument);
+      if (failed(outcome, io)) return 1;
+      io.out(`revoked: ${describe(outcome.value)}\n`);
+      return 0;
+    }
+    case "list": {
+      if (argument) break;
+      const outcome = await client.list(parsed.values.all);
+      if (failed(outcome, io)) return 1;
+      io.out(outcome.value.length === 0 ? "no members\n" : `${outcome.value.map(describe).join("\n")}\n`);
+      return 0;
+    }
+    default:
+      break;
+  }
+  io.err(`${USAGE}\n`);
+  return 2;
+}
+
+export async function runAdmin(args: readonly string[], config: EdgeProxyConfig, io: CliIo): Promise<number> {
+  const nc = await connectNats(config.natsUrl, "edge-proxy-admin", silentLogger());
+  try {
+    return await runAdminCommand(args, memberStoreClient(nc, busNames(config.busPrefix), config.storeTimeoutMs), io);
+  } finally {
+    await nc.close();
+  }
+}
