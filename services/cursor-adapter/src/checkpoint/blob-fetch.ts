@@ -1,0 +1,69 @@
+/**
+ * Getting the bytes of blobs the client referenced (history roots, images):
+ * first what the client pushed with the run request (pre_fetched_blobs), then
+ * the store, then the client itself over KV GET. Blobs the store lacked are
+ * saved with blob.put so the next turn finds them there. Every byte string is
+ * checked against its SHA-256 id.
+ */
+import type { Logger } from "@byok/platform";
+import type { agent } from "@byok/cursor-protocol";
+import type { StoreClient } from "../session/store-client.ts";
+import { blobKey, blobMatches } from "./blob-id.ts";
+import type { KvChannel } from "./kv-channel.ts";
+
+export interface BlobSources {
+  prefetched: ReadonlyMap<string, Uint8Array>;
+  store: StoreClient;
+  kv: KvChannel;
+  log: Logger;
+}
+
+/** Pre-fetched blobs by hex id; entries whose bytes do not match their id are dropped. */
+export function prefetchedBlobs(blobs: readonly agent.PreFetchedBlob[], log: Logger): Map<string, Uint8Array> {
+  const byKey = new Map<string, Uint8Array>();
+  for (const blob of blobs) {
+    if (!blobMatches(blob.id, blob.value)) {
+      log.warn({ blob_id: blobKey(blob.id) }, "pre-fetched blob does not match its id; ignored");
+      continue;
+    }
+    byKey.set(blobKey(blob.id), blob.value);
+  }
+  return byKey;
+}
+
+export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSources): Promise<Map<string, Uint8Array>> {
+  const found = new Map<string, Uint8Array>();
+  const wanted = new Map<string, Uint8Array>();
+  for (const id of ids) wanted.set(blobKey(id), id);
+
+  const fromClient: Uint8Array[] = [];
+  for (const key of wanted.keys()) {
+    const bytes = sources.prefetched.get(key);
+    if (bytes !== undefined) {
+      found.set(key, bytes);
+      fromClient.push(bytes);
+    }
+  }
+
+  const missing = [...wanted].filter(([key]) => !found.has(key)).map(([, id]) => id);
+  const stored = await sources.store.getBlobs(missing);
+  for (const id of missing) {
+    const key = blobKey(id);
+    const bytes = stored.get(key);
+    if (bytes !== undefined && blobMatches(id, bytes)) found.set(key, bytes);
+  }
+
+  const askClient = missing.filter((id) => !found.has(blobKey(id)));
+  if (askClient.length > 0) sources.log.debug({ blobs: askClient.length }, "asking the client for blobs");
+  const fetched = await Promise.all(askClient.map((id) => sources.kv.get(id)));
+  askClient.forEach((id, i) => {
+    const bytes = fetched[i]!;
+    found.set(blobKey(id), bytes);
+    fromClient.push(bytes);
+  });
+
+  // Pre-fetched blobs were not looked up in the store; it is content-addressed,
+  // so saving one it already has is harmless.
+  await Promise.all(fromClient.map((bytes) => sources.store.putBlob(bytes)));
+  return found;
+}

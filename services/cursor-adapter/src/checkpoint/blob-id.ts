@@ -1,0 +1,17 @@
+/** Cursor blob ids: SHA-256 of the blob bytes, 32 raw bytes (cursor-agent-protocol §4.2). */
+import { createHash } from "node:crypto";
+
+export const BLOB_ID_BYTES = 32;
+
+export function blobIdOf(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(bytes).digest());
+}
+
+/** Map key / log form of a blob id. */
+export function blobKey(id: Uint8Array): string {
+  return Buffer.from(id).toString("hex");
+}
+
+export function blobMatches(id: Uint8Array, bytes: Uint8Array): boolean {
+  return Buffer.from(blobIdOf(bytes)).equals(Buffer.from(id));
+}

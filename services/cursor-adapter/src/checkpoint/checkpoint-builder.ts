@@ -1,0 +1,45 @@
+/**
+ * Checkpoints (ConversationStateStructure) are rebuilt from the client's own
+ * conversation_state, so fields this gateway does not understand survive; only
+ * roots, turns, pending tool calls, token details and mode are replaced.
+ */
+import { clone, create } from "@bufbuild/protobuf";
+import { agent } from "@byok/cursor-protocol";
+import { BLOB_ID_BYTES } from "./blob-id.ts";
+
+export interface CheckpointContent {
+  roots: readonly Uint8Array[];
+  turns: readonly Uint8Array[];
+  /** Zero or one assistant JSON that is staged but not settled. */
+  pending: readonly string[];
+  /** Context size of the last model call, when the provider reported it. */
+  usedTokens: number | undefined;
+  /** Context window of the run's model. */
+  maxTokens: number;
+  /** The run's mode, when the turn said which. */
+  mode: agent.AgentMode | undefined;
+}
+
+const UINT32_MAX = 0xffff_ffff;
+
+export function buildCheckpoint(base: agent.ConversationStateStructure, content: CheckpointContent): agent.ConversationStateStructure {
+  const checkpoint = clone(agent.ConversationStateStructureSchema, base);
+  checkpoint.rootPromptMessagesJson = [...content.roots];
+  checkpoint.turns = [...content.turns];
+  checkpoint.pendingToolCalls = [...content.pending];
+  const tokens = base.tokenDetails ? clone(agent.ConversationTokenDetailsSchema, base.tokenDetails) : create(agent.ConversationTokenDetailsSchema);
+  if (content.usedTokens !== undefined) tokens.usedTokens = Math.min(content.usedTokens, UINT32_MAX);
+  tokens.maxTokens = Math.min(content.maxTokens, UINT32_MAX);
+  checkpoint.tokenDetails = tokens;
+  if (content.mode !== undefined && content.mode !== agent.AgentMode.UNSPECIFIED) checkpoint.mode = content.mode;
+  return checkpoint;
+}
+
+/** Blob ids a checkpoint references directly (inline JSON roots are not blobs). */
+export function referencedBlobIds(checkpoint: agent.ConversationStateStructure): Uint8Array[] {
+  return [...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES), ...checkpoint.turns];
+}
+
+export function checkpointMessage(checkpoint: agent.ConversationStateStructure): agent.AgentServerMessage {
+  return create(agent.AgentServerMessageSchema, { message: { case: "conversationCheckpointUpdate", value: checkpoint } });
+}

@@ -1,0 +1,62 @@
+/**
+ * What the client holds, as far as this run knows: blobs it sent us (its roots,
+ * pre-fetched blobs, GET answers) and blobs we SET. A checkpoint may reference a
+ * blob only once it is held or its SET was acknowledged (the ACK barrier).
+ */
+import { blobIdOf, blobKey } from "./blob-id.ts";
+import type { KvChannel } from "./kv-channel.ts";
+
+export class BlobNotSyncedError extends Error {
+  override readonly name = "BlobNotSyncedError";
+}
+
+export class ClientBlobs {
+  readonly #kv: KvChannel;
+  /** key -> undefined when held by the client, else the SET acknowledgement. */
+  readonly #known = new Map<string, Promise<void> | undefined>();
+  readonly #acked = new Set<string>();
+
+  constructor(kv: KvChannel) {
+    this.#kv = kv;
+  }
+
+  markHeld(id: Uint8Array): void {
+    const key = blobKey(id);
+    this.#known.set(key, undefined);
+    this.#acked.add(key);
+  }
+
+  /** SET `bytes` unless the client already holds or was sent it; returns the blob id. */
+  put(bytes: Uint8Array): Uint8Array {
+    const id = blobIdOf(bytes);
+    const key = blobKey(id);
+    if (this.#known.has(key)) return id;
+    const ack = this.#kv.set(id, bytes).then(() => {
+      this.#acked.add(key);
+    });
+    // Awaited through whenAcked(); keep an early failure from being "unhandled".
+    ack.catch(() => {});
+    this.#known.set(key, ack);
+    return id;
+  }
+
+  /** Resolves when every id is held or acknowledged; rejects with the first SET failure. */
+  async whenAcked(ids: Iterable<Uint8Array>): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const id of ids) {
+      const key = blobKey(id);
+      if (!this.#known.has(key)) throw new BlobNotSyncedError(`blob ${key} was never sent to the client`);
+      const ack = this.#known.get(key);
+      if (ack !== undefined) waits.push(ack);
+    }
+    await Promise.all(waits);
+  }
+
+  /** Synchronous barrier check used right before a checkpoint goes out. */
+  assertAcked(ids: Iterable<Uint8Array>): void {
+    for (const id of ids) {
+      const key = blobKey(id);
+      if (!this.#acked.has(key)) throw new BlobNotSyncedError(`checkpoint references blob ${key} before its SET was acknowledged`);
+    }
+  }
+}

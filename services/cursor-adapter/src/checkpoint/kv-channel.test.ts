@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { blobIdOf } from "./blob-id.ts";
+import { KvError } from "./kv-channel.ts";
+import { kvTestClient } from "./test-client.ts";
+
+const bytes = new TextEncoder().encode('{"role":"system","content":"You are a test."}');
+const id = blobIdOf(bytes);
+
+describe("KV channel", () => {
+  it("numbers requests from 0 and resolves a SET on its acknowledgement", async () => {
+    const client = kvTestClient();
+    const first = client.kv.set(id, bytes);
+    const second = client.kv.set(blobIdOf(new Uint8Array([1])), new Uint8Array([1]));
+    const requests = client.openRequests();
+    expect(requests.map((r) => r.id)).toEqual([0, 1]);
+    expect(requests[0]!.message).toMatchObject({ case: "setBlobArgs", value: { blobId: id, blobData: bytes } });
+    // Blob id of the documented test vector (cursor-agent-protocol §13).
+    expect(Buffer.from(id).toString("base64")).toBe("+HHq/TC/kp9OJGUQzhpjFt1Z4XuNe19Q42Lhkt0blxg=");
+
+    client.ackSet(1);
+    await second;
+    let firstDone = false;
+    void first.then(() => (firstDone = true));
+    await Promise.resolve();
+    expect(firstDone).toBe(false);
+    client.ackSet(0);
+    await first;
+    expect(client.kv.pendingCount).toBe(0);
+  });
+
+  it("fails a SET the client refuses or does not answer in time", async () => {
+    const client = kvTestClient({ setTimeoutMs: 30 });
+    const refused = client.kv.set(id, bytes);
+    client.ackSet(0, "disk full");
+    await expect(refused).rejects.toMatchObject({ kind: "client_error" });
+
+    await expect(client.kv.set(id, bytes)).rejects.toMatchObject({ kind: "timeout" });
+    // A late answer for the timed-out id is ignored.
+    client.ackSet(1);
+  });
+
+  it("checks GET answers against the blob id", async () => {
+    const client = kvTestClient();
+    const good = client.kv.get(id);
+    const bad = client.kv.get(id);
+    const missing = client.kv.get(id);
+    client.answerGet(0, bytes);
+    client.answerGet(1, new Uint8Array([1, 2, 3]));
+    client.answerGet(2, { error: "not found" });
+    await expect(good).resolves.toEqual(bytes);
+    await expect(bad).rejects.toMatchObject({ kind: "hash_mismatch" });
+    await expect(missing).rejects.toMatchObject({ kind: "client_error" });
+  });
+
+  it("ignores results for unknown ids and of the wrong kind", async () => {
+    const client = kvTestClient();
+    const pending = client.kv.get(id);
+    client.ackSet(0); // a SET result for a GET request
+    client.answerGet(41, bytes);
+    expect(client.kv.pendingCount).toBe(1);
+    client.answerGet(0, bytes);
+    await expect(pending).resolves.toEqual(bytes);
+  });
+
+  it("fails pending requests on close and refuses new ones", async () => {
+    const client = kvTestClient();
+    const pending = client.kv.set(id, bytes);
+    client.kv.close("run ended");
+    await expect(pending).rejects.toBeInstanceOf(KvError);
+    await expect(client.kv.get(id)).rejects.toMatchObject({ kind: "closed" });
+  });
+});

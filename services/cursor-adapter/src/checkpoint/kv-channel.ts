@@ -1,0 +1,152 @@
+/**
+ * The KV half of one Cursor run (cursor-agent-protocol §5): the server asks the
+ * client to store (SET) or return (GET) a content-addressed blob; the client
+ * answers with the same numeric id. Ids are per request id, start at 0 and only
+ * grow. Every request has a deadline; close() fails whatever is still pending.
+ */
+import { create } from "@bufbuild/protobuf";
+import { agent } from "@byok/cursor-protocol";
+import type { Logger } from "@byok/platform";
+import { blobKey, blobMatches } from "./blob-id.ts";
+
+export type KvErrorKind = "client_error" | "timeout" | "hash_mismatch" | "closed";
+
+export class KvError extends Error {
+  override readonly name = "KvError";
+  readonly kind: KvErrorKind;
+  constructor(kind: KvErrorKind, message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+interface PendingSet {
+  op: "set";
+  blobId: Uint8Array;
+  resolve(): void;
+  reject(error: KvError): void;
+  timer: NodeJS.Timeout;
+}
+
+interface PendingGet {
+  op: "get";
+  blobId: Uint8Array;
+  resolve(data: Uint8Array): void;
+  reject(error: KvError): void;
+  timer: NodeJS.Timeout;
+}
+
+export interface KvChannelOptions {
+  send(message: agent.AgentServerMessage): void;
+  log: Logger;
+  setTimeoutMs: number;
+  getTimeoutMs: number;
+}
+
+export class KvChannel {
+  readonly #options: KvChannelOptions;
+  readonly #pending = new Map<number, PendingSet | PendingGet>();
+  #nextId = 0;
+  #closed: KvError | undefined;
+
+  constructor(options: KvChannelOptions) {
+    this.#options = options;
+  }
+
+  /** SET a blob; resolves when the client acknowledged it. */
+  set(blobId: Uint8Array, data: Uint8Array): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.#closed) return reject(this.#closed);
+      const id = this.#nextId++;
+      const timer = this.#deadline(id, this.#options.setTimeoutMs, "set");
+      this.#pending.set(id, { op: "set", blobId, resolve, reject, timer });
+      this.#send(id, { case: "setBlobArgs", value: create(agent.SetBlobArgsSchema, { blobId, blobData: data }) });
+    });
+  }
+
+  /** GET a blob from the client; the bytes are checked against the id. */
+  get(blobId: Uint8Array): Promise<Uint8Array> {
+    return new Promise<Uint8Array>((resolve, reject) => {
+      if (this.#closed) return reject(this.#closed);
+      const id = this.#nextId++;
+      const timer = this.#deadline(id, this.#options.getTimeoutMs, "get");
+      this.#pending.set(id, { op: "get", blobId, resolve, reject, timer });
+      this.#send(id, { case: "getBlobArgs", value: create(agent.GetBlobArgsSchema, { blobId }) });
+    });
+  }
+
+  /** A kv_client_message from the client. Unknown ids are logged and ignored. */
+  receive(message: agent.KvClientMessage): void {
+    const pending = this.#pending.get(message.id);
+    if (pending === undefined) {
+      this.#options.log.warn({ kv_id: message.id, kv_result: message.message.case }, "kv result for an unknown id ignored");
+      return;
+    }
+    const result = message.message;
+    if (pending.op === "set") {
+      if (result.case !== "setBlobResult") return this.#mismatchedResult(message.id, pending.op, result.case);
+      this.#settle(message.id);
+      if (result.value.error !== undefined) {
+        pending.reject(new KvError("client_error", `client could not store blob ${blobKey(pending.blobId)}: ${result.value.error.message}`));
+      } else {
+        pending.resolve();
+      }
+      return;
+    }
+    if (result.case !== "getBlobResult") return this.#mismatchedResult(message.id, pending.op, result.case);
+    this.#settle(message.id);
+    const { blobData, error } = result.value;
+    if (error !== undefined || blobData === undefined) {
+      pending.reject(new KvError("client_error", `client could not return blob ${blobKey(pending.blobId)}: ${error?.message ?? "no data"}`));
+    } else if (!blobMatches(pending.blobId, blobData)) {
+      pending.reject(new KvError("hash_mismatch", `client returned bytes that do not hash to blob ${blobKey(pending.blobId)}`));
+    } else {
+      pending.resolve(blobData);
+    }
+  }
+
+  /** Fail everything pending and refuse new requests. */
+  close(reason: string): void {
+    if (this.#closed) return;
+    this.#closed = new KvError("closed", reason);
+    for (const [id, pending] of this.#pending) {
+      clearTimeout(pending.timer);
+      this.#pending.delete(id);
+      pending.reject(this.#closed);
+    }
+  }
+
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  #send(id: number, message: agent.KvServerMessage["message"]): void {
+    this.#options.send(
+      create(agent.AgentServerMessageSchema, {
+        message: { case: "kvServerMessage", value: create(agent.KvServerMessageSchema, { id, message }) },
+      }),
+    );
+  }
+
+  #deadline(id: number, ms: number, op: "set" | "get"): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      const pending = this.#pending.get(id);
+      if (pending === undefined) return;
+      this.#pending.delete(id);
+      pending.reject(new KvError("timeout", `client did not answer kv ${op} ${blobKey(pending.blobId)} (id ${id}) within ${ms} ms`));
+    }, ms);
+    timer.unref();
+    return timer;
+  }
+
+  #settle(id: number): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    clearTimeout(pending.timer);
+    this.#pending.delete(id);
+  }
+
+  #mismatchedResult(id: number, op: string, got: string | undefined): void {
+    this.#options.log.warn({ kv_id: id, expected: op, kv_result: got }, "kv result of the wrong kind ignored");
+  }
+}

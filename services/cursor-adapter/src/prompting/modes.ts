@@ -1,0 +1,23 @@
+/**
+ * Cursor's AgentMode -> our prompt mode. The mode of a turn comes from its
+ * UserMessage; the checkpoint's mode is the fallback for actions without one.
+ * Modes we have no prompt for run as "agent".
+ */
+import { agent } from "@byok/cursor-protocol";
+
+export const PROMPT_MODES = ["agent", "ask", "plan", "debug", "subagent"] as const;
+export type PromptMode = (typeof PROMPT_MODES)[number];
+
+export function promptModeOf(mode: agent.AgentMode | undefined, isSubagent: boolean): PromptMode {
+  if (isSubagent) return "subagent";
+  switch (mode) {
+    case agent.AgentMode.ASK:
+      return "ask";
+    case agent.AgentMode.PLAN:
+      return "plan";
+    case agent.AgentMode.DEBUG:
+      return "debug";
+    default:
+      return "agent";
+  }
+}

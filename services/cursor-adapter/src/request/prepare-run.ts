@@ -1,0 +1,156 @@
+/**
+ * run_request -> PreparedRun (ARCHITECTURE §3, run flow step 1): resolve the
+ * model, import the client's checkpoint history into the store, freeze the
+ * PromptSpec, and decide the action: Start{context message if it changed, user
+ * message} or Resume{pending assistant}.
+ */
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { MessageSchema, PreparedRunSchema, type Message, type PreparedRun } from "@byok/contracts";
+import { agent } from "@byok/cursor-protocol";
+import type { Logger, ModelConfig } from "@byok/platform";
+import { fetchBlobs, type BlobSources } from "../checkpoint/blob-fetch.ts";
+import { blobKey } from "../checkpoint/blob-id.ts";
+import { KvError } from "../checkpoint/kv-channel.ts";
+import { parsePendingAssistant, type PendingAssistant } from "../projection/pending-assistant.ts";
+import { RootParseError } from "../projection/root-import.ts";
+import { promptModeOf } from "../prompting/modes.ts";
+import { PromptAssetError, type PromptAssets } from "../prompting/prompt-assets.ts";
+import { buildPromptSpec } from "../prompting/prompt-spec.ts";
+import { SessionError, type SessionFailure } from "../session/failures.ts";
+import { StoreCallError, type StoreClient } from "../session/store-client.ts";
+import { HistoryImportError, readClientHistory, rootBlobIds } from "./client-history.ts";
+import { selectModel } from "./model-selection.ts";
+import { contextToAppend } from "./request-context.ts";
+import { imageBlobIdsToFetch, userTurnMessage } from "./user-turn.ts";
+
+export interface PrepareInput {
+  runId: string;
+  memberId: string;
+  runRequest: agent.AgentRunRequest;
+  models: readonly ModelConfig[];
+  prompts: PromptAssets;
+  blobSources: BlobSources;
+  store: StoreClient;
+  log: Logger;
+}
+
+export interface RunPlan {
+  run: PreparedRun;
+  /** The client's conversation_state: every checkpoint of the run starts from it. */
+  baseState: agent.ConversationStateStructure;
+  model: ModelConfig;
+  systemText: string;
+  /** The client's roots kept byte for byte (its system root left out). */
+  historyRoots: Uint8Array[];
+  /** Messages this run adds to the client's roots up front, in order. */
+  newRootMessages: Message[];
+  /** The turn's UserMessage (Start only). */
+  userMessage: agent.UserMessage | undefined;
+  /** The mode the turn asked for (written into checkpoints); undefined = keep the client's. */
+  mode: agent.AgentMode | undefined;
+}
+
+export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
+  const { runRequest, log } = input;
+  const state = runRequest.conversationState;
+  const conversationId = runRequest.conversationId ?? "";
+  if (state === undefined || conversationId === "") {
+    throw new SessionError({ kind: "invalid_request", message: "run_request needs conversation_state and conversation_id" });
+  }
+
+  const selection = selectModel(runRequest, input.models);
+  if (selection.kind === "unknown_model") throw new SessionError({ kind: "unknown_model", modelId: selection.modelId });
+  if (selection.ignoredParameters.length > 0) log.warn({ parameters: selection.ignoredParameters }, "model parameters not offered for this model ignored");
+
+  const action = runRequest.action?.action;
+  if (action?.case !== "userMessageAction" && action?.case !== "resumeAction") {
+    throw new SessionError({ kind: "invalid_request", message: `unsupported run action ${action?.case ?? "(none)"}` });
+  }
+  const turn = action.case === "userMessageAction" ? { userMessage: action.value.userMessage, requestContext: action.value.requestContext } : undefined;
+  const userMessage = turn?.userMessage;
+  if (turn !== undefined && userMessage === undefined) {
+    throw new SessionError({ kind: "invalid_request", message: "user_message_action without a user message" });
+  }
+
+  const imageIds = userMessage ? imageBlobIdsToFetch(userMessage) : [];
+  const blobs = await mapFailures(() => fetchBlobs([...rootBlobIds(state.rootPromptMessagesJson), ...imageIds], input.blobSources));
+  const history = await mapFailures(async () =>
+    readClientHistory(state.rootPromptMessagesJson, blobs, (index, reason) => log.warn({ root: index, reason }, "history root not imported")),
+  );
+
+  const pending = await mapFailures(async () => (state.pendingToolCalls[0] === undefined ? undefined : parsePendingAssistant(state.pendingToolCalls[0])));
+  // A staged answer without tool calls was committed before the stream dropped: it is history.
+  const foldedRoots = pending !== undefined && !pending.hasToolCalls ? [assistantMessage(pending)] : [];
+  const historyMessages = [...history.messages, ...foldedRoots];
+
+  const baseRevisionId = await mapFailures(() => input.store.importHistory(conversationId, input.memberId, historyMessages));
+
+  const turnMode = userMessage !== undefined && userMessage.mode !== agent.AgentMode.UNSPECIFIED ? userMessage.mode : undefined;
+  const promptMode = promptModeOf(turnMode ?? state.mode, (runRequest.subagentTypeName ?? "") !== "");
+  const prompt = await mapFailures(async () => buildPromptSpec(input.prompts, promptMode, selection.model.displayName));
+
+  let runAction: MessageInitShape<typeof PreparedRunSchema>["action"];
+  let newRootMessages: Message[];
+  if (userMessage !== undefined) {
+    const context = contextToAppend(turn?.requestContext, historyMessages);
+    const user = userTurnMessage(userMessage, `user:${input.runId}`, (id) => blobs.get(blobKey(id)));
+    const initialMessages = context ? [context, user] : [user];
+    newRootMessages = [...foldedRoots, ...initialMessages];
+    runAction = { case: "start", value: { initialMessages } };
+    if (pending?.hasToolCalls) log.info("a new user message replaces the staged tool round of the checkpoint");
+  } else {
+    newRootMessages = foldedRoots;
+    // Pending tool calls are re-run by the owner before any model call.
+    runAction = {
+      case: "resume",
+      value: pending?.hasToolCalls ? { pendingAssistant: pending.assistant, pendingStartedAtMs: pending.startedAtMs } : {},
+    };
+  }
+
+  const run = create(PreparedRunSchema, {
+    runId: input.runId,
+    conversationId,
+    memberId: input.memberId,
+    model: selection.spec,
+    prompt,
+    action: runAction,
+    baseRevisionId,
+  });
+  return {
+    run,
+    baseState: state,
+    model: selection.model,
+    systemText: prompt.systemText,
+    historyRoots: history.historyRoots,
+    newRootMessages,
+    userMessage,
+    mode: turnMode,
+  };
+}
+
+function assistantMessage(pending: PendingAssistant): Message {
+  return create(MessageSchema, { body: { case: "assistant", value: pending.assistant } });
+}
+
+/** Maps the foreign errors of preparation onto session failures, once. */
+async function mapFailures<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const failure = failureOf(error);
+    if (failure === undefined) throw error;
+    throw new SessionError(failure, { cause: error });
+  }
+}
+
+function failureOf(error: unknown): SessionFailure | undefined {
+  if (error instanceof SessionError) return error.failure;
+  if (error instanceof KvError) return { kind: "client_blob", message: error.message };
+  if (error instanceof StoreCallError) {
+    if (error.kind === "FORBIDDEN") return { kind: "forbidden", message: error.message };
+    return { kind: "store", message: error.message };
+  }
+  if (error instanceof HistoryImportError || error instanceof RootParseError) return { kind: "protocol", message: error.message };
+  if (error instanceof PromptAssetError) return { kind: "internal", message: error.message };
+  return undefined;
+}

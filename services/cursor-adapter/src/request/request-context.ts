@@ -1,0 +1,60 @@
+/**
+ * Runtime context for the model, rendered from the client's RequestContext.
+ * It is appended to the history once, as a user-role message, and only when it
+ * differs from the latest context message already there (prefix stability: it
+ * is never regenerated per call or per turn). Nothing volatile (dates, request
+ * ids) goes into it.
+ */
+import { create } from "@bufbuild/protobuf";
+import { createHash } from "node:crypto";
+import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
+import type { agent } from "@byok/cursor-protocol";
+import { CONTEXT_ID_PREFIX } from "../projection/user-origin.ts";
+
+/** The `<user_info>` block, or undefined when the client sent no environment. */
+export function renderRequestContext(context: agent.RequestContext | undefined): string | undefined {
+  const env = context?.env;
+  if (env === undefined) return undefined;
+  const lines: string[] = [];
+  const add = (label: string, value: string) => {
+    if (value.trim() !== "") lines.push(`${label}: ${value}`);
+  };
+  add("OS Version", env.osVersion);
+  add("Shell", env.shell);
+  for (const path of env.workspacePaths) add("Workspace Path", path);
+  add("Project Folder", env.projectFolder);
+  add("Terminals Folder", env.terminalsFolder);
+  add("Time Zone", env.timeZone);
+  if (lines.length === 0) return undefined;
+  return `<user_info>\n${lines.join("\n")}\n</user_info>`;
+}
+
+export function contextClientId(text: string): string {
+  return `${CONTEXT_ID_PREFIX}${createHash("sha256").update(text).digest("hex")}`;
+}
+
+export function contextMessage(text: string): Message {
+  return create(MessageSchema, {
+    body: {
+      case: "user",
+      value: { clientId: contextClientId(text), origin: UserOrigin.CONTEXT, content: [{ part: { case: "text", value: { text } } }] },
+    },
+  });
+}
+
+/** Text of the latest injected-context message in `history`, if any. */
+export function latestContextText(history: readonly Message[]): string | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const body = history[i]!.body;
+    if (body.case !== "user" || body.value.origin !== UserOrigin.CONTEXT) continue;
+    return body.value.content.map((p) => (p.part.case === "text" ? p.part.value.text : "")).join("");
+  }
+  return undefined;
+}
+
+/** The context message to append for this run, or undefined when nothing changed. */
+export function contextToAppend(context: agent.RequestContext | undefined, history: readonly Message[]): Message | undefined {
+  const text = renderRequestContext(context);
+  if (text === undefined || text === latestContextText(history)) return undefined;
+  return contextMessage(text);
+}

@@ -1,0 +1,26 @@
+/**
+ * What a run session needs from the service that hosts it. The transport /
+ * service wiring builds one SessionDeps and passes it to createRunSessionFactory.
+ */
+import type { BusNames } from "@byok/contracts";
+import type { Logger, ModelConfig, NatsConnection } from "@byok/platform";
+
+export interface SessionTimeouts {
+  /** Per store request (history.import, blob.get, blob.put) and per JetStream publish. */
+  storeMs: number;
+  /** How long a KV set_blob_args may wait for its set_blob_result. */
+  blobAckMs: number;
+  /** How long a KV get_blob_args may wait for its get_blob_result. */
+  kvGetMs: number;
+}
+
+export interface SessionDeps {
+  nc: NatsConnection;
+  names: BusNames;
+  log: Logger;
+  /** BYOK models from the gateway configuration. */
+  models: ModelConfig[];
+  /** Directory holding the Cursor prompt assets (prompt/cursor in the repo). */
+  promptDir: string;
+  timeouts: SessionTimeouts;
+}

@@ -1,0 +1,224 @@
+/**
+ * One Cursor run (one request id): prepares and publishes the PreparedRun,
+ * turns the run owner's events into frames, projects its commits into
+ * checkpoints, relays cancel, and ends the Cursor stream exactly once.
+ *
+ * Lifecycle: preparing (history import, blob SETs, subscriptions) -> running
+ * (PreparedRun published) -> ended (EndStream written; bus subscriptions torn
+ * down once in-flight state replies are sent).
+ */
+import { assertSubjectToken, type ClientEvent } from "@byok/contracts";
+import type { agent } from "@byok/cursor-protocol";
+import type { Logger } from "@byok/platform";
+import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
+import { ClientBlobs } from "../checkpoint/client-blobs.ts";
+import { ConversationProjection } from "../checkpoint/conversation-projection.ts";
+import { KvChannel, KvError } from "../checkpoint/kv-channel.ts";
+import { EventFrames } from "../interaction/event-frames.ts";
+import { prepareRun } from "../request/prepare-run.ts";
+import type { EndOutcome, RunOpenContext, RunSession } from "../transport/session-port.ts";
+import type { SessionServices } from "./session-services.ts";
+import { cancelledOutcome, endOutcomeOf, SessionError } from "./failures.ts";
+import { BusPublishError, openRunBus, publishCancel, publishPreparedRun, type RunBus } from "./run-bus.ts";
+import { StateHandler } from "./state-handler.ts";
+
+/** How long a cancelled run may take to report its terminal before the stream ends anyway. */
+export const CANCEL_GRACE_MS = 1_500;
+
+export function openRunSession(services: SessionServices, context: RunOpenContext): RunSession {
+  const session = new CursorRunSession(services, context);
+  session.start();
+  return session;
+}
+
+class CursorRunSession implements RunSession {
+  readonly #services: SessionServices;
+  readonly #context: RunOpenContext;
+  readonly #runId: string;
+  readonly #log: Logger;
+  readonly #kv: KvChannel;
+  readonly #blobs: ClientBlobs;
+  readonly #frames: EventFrames;
+  #bus: RunBus | undefined;
+  #published = false;
+  #ended = false;
+  #terminalSeen = false;
+  #cancelSent = false;
+  #cancelTimer: NodeJS.Timeout | undefined;
+
+  constructor(services: SessionServices, context: RunOpenContext) {
+    this.#services = services;
+    this.#context = context;
+    this.#runId = context.requestId;
+    const { deps } = services;
+    this.#log = deps.log.child({ run_id: this.#runId, request_id: context.requestId, conversation_id: context.runRequest.conversationId ?? "" });
+    const send = (message: agent.AgentServerMessage) => context.stream.send(message);
+    this.#kv = new KvChannel({ send, log: this.#log, setTimeoutMs: deps.timeouts.blobAckMs, getTimeoutMs: deps.timeouts.kvGetMs });
+    this.#blobs = new ClientBlobs(this.#kv);
+    this.#frames = new EventFrames({ send, now: () => performance.now() });
+  }
+
+  start(): void {
+    this.#prepareAndPublish().catch((error: unknown) => this.#fail(error));
+  }
+
+  deliver(message: agent.AgentClientMessage): void {
+    const m = message.message;
+    switch (m.case) {
+      case "kvClientMessage":
+        this.#kv.receive(m.value);
+        return;
+      case "conversationAction":
+        if (m.value.action.case === "cancelAction") this.#cancel(m.value.action.value.reason || "cancelled by the user");
+        else this.#log.warn({ action: m.value.action.case }, "conversation action during a run ignored");
+        return;
+      case "clientHeartbeat":
+        return;
+      case "execClientMessage":
+      case "execClientControlMessage":
+      case "interactionResponse":
+        this.#log.debug({ message: m.case }, "client message ignored: tool rounds are not mapped yet");
+        return;
+      case "runRequest":
+      case "prewarmRequest":
+        this.#log.warn({ message: m.case }, "second run start on a running request ignored");
+        return;
+      case undefined:
+        return;
+      default: {
+        const unreachable: never = m;
+        this.#log.warn({ message: String(unreachable) }, "unknown client message ignored");
+      }
+    }
+  }
+
+  clientDisconnected(): void {
+    this.#cancel("client disconnected");
+  }
+
+  async #prepareAndPublish(): Promise<void> {
+    const { deps } = this.#services;
+    const { runRequest, stream } = this.#context;
+    try {
+      assertSubjectToken(this.#runId, "request id");
+    } catch {
+      throw new SessionError({ kind: "invalid_request", message: `request id ${JSON.stringify(this.#runId)} cannot be used as a run id` });
+    }
+
+    const plan = await prepareRun({
+      runId: this.#runId,
+      memberId: this.#context.memberId,
+      runRequest,
+      models: deps.models,
+      prompts: this.#services.prompts,
+      store: this.#services.store,
+      blobSources: {
+        prefetched: prefetchedBlobs(runRequest.preFetchedBlobs, this.#log),
+        store: this.#services.store,
+        kv: this.#kv,
+        log: this.#log,
+      },
+      log: this.#log,
+    });
+    if (this.#ended) return;
+
+    const projection = new ConversationProjection({
+      base: plan.baseState,
+      blobs: this.#blobs,
+      systemText: plan.systemText,
+      historyRoots: plan.historyRoots,
+      contextWindow: plan.model.contextWindow,
+      mode: plan.mode,
+      turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
+      // Best effort: without it the next turn asks the client for the blob instead.
+      onNewRoot: (bytes) => this.#services.store.putBlob(bytes).catch((error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store")),
+    });
+    projection.appendInitialMessages(plan.newRootMessages);
+    await projection.initialBlobsAcked();
+    if (this.#ended) return;
+
+    const stateHandler = new StateHandler({
+      projection,
+      frames: this.#frames,
+      send: (message) => stream.send(message),
+      end: (outcome, byTerminal) => this.#end(outcome, byTerminal),
+      ended: () => this.#ended,
+      log: this.#log,
+    });
+    this.#bus = await openRunBus(
+      deps.nc,
+      deps.names,
+      this.#runId,
+      {
+        onClientEvent: (event: ClientEvent) => {
+          if (!this.#ended) this.#frames.accept(event);
+        },
+        onStateEvent: (event) => stateHandler.handle(event),
+      },
+      this.#log,
+    );
+    if (this.#ended) return void this.#bus.close();
+
+    await this.#services.ensureStreams();
+    if (this.#ended) return void this.#bus.close();
+    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.storeMs);
+    this.#published = true;
+    this.#log.info(
+      { model: plan.model.id, mode: plan.run.prompt?.mode, action: plan.run.action.case, base_revision_id: plan.run.baseRevisionId },
+      "run published",
+    );
+    // Cancelled while the publish was in flight: the run exists now, so stop it.
+    if (this.#ended) this.#sendCancel("the client went away before the run started");
+  }
+
+  #cancel(reason: string): void {
+    if (this.#ended) return;
+    if (!this.#published) {
+      this.#log.info({ reason }, "run cancelled before it started");
+      this.#end(cancelledOutcome(reason), false);
+      return;
+    }
+    if (this.#cancelTimer !== undefined) return;
+    this.#log.info({ reason }, "cancelling run");
+    this.#sendCancel(reason);
+    this.#cancelTimer = setTimeout(() => this.#end(cancelledOutcome(reason), false), CANCEL_GRACE_MS);
+    this.#cancelTimer.unref();
+  }
+
+  #sendCancel(reason: string): void {
+    if (this.#cancelSent) return;
+    this.#cancelSent = true;
+    const { deps } = this.#services;
+    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.storeMs).catch((error: unknown) =>
+      this.#log.error({ err: error }, "cancel command not published"),
+    );
+  }
+
+  #fail(error: unknown): void {
+    if (this.#ended) return;
+    const failure =
+      error instanceof SessionError
+        ? error.failure
+        : error instanceof KvError
+          ? ({ kind: "client_blob", message: error.message } as const)
+          : error instanceof BusPublishError
+            ? ({ kind: "bus", message: error.message } as const)
+            : ({ kind: "internal", message: error instanceof Error ? error.message : String(error) } as const);
+    this.#log.warn({ err: error, failure: failure.kind }, "run failed in the adapter");
+    this.#end(endOutcomeOf(failure), false);
+  }
+
+  #end(outcome: EndOutcome, byTerminal: boolean): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (byTerminal) this.#terminalSeen = true;
+    if (this.#cancelTimer !== undefined) clearTimeout(this.#cancelTimer);
+    this.#frames.closeOpenBlocks();
+    this.#context.stream.end(outcome);
+    this.#kv.close("the run ended");
+    // The owner is still running a run nobody listens to any more: stop it.
+    if (this.#published && !this.#terminalSeen) this.#sendCancel(outcome.kind === "ok" ? "client stream ended" : outcome.message);
+    void this.#bus?.close();
+    this.#log.info({ outcome: outcome.kind === "ok" ? "ok" : outcome.code }, "run stream ended");
+  }
+}
