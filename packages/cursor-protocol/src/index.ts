@@ -2,3 +2,4 @@
 // test client may import this package.
 export * as agent from "./gen/cursor/agent/v1/agent_pb.js";
 export * as aiserver from "./gen/cursor/aiserver/v1/aiserver_pb.js";
+export * as tools from "./gen/cursor/agent/v1/tools_pb.js";

@@ -1,0 +1,127 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fromJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { afterEach, describe, expect, it } from "vitest";
+import { compileToolSet, loadToolCatalog, TOOL_MODES, ToolCatalogError, type ToolSetResult } from "./catalog.ts";
+import type { McpDefinitionLike } from "./mcp-routes.ts";
+
+const AGENT_ORDER = [
+  "Shell",
+  "AwaitShell",
+  "Grep",
+  "Delete",
+  "TodoWrite",
+  "StrReplace",
+  "Write",
+  "Read",
+  "ReadLints",
+  "Glob",
+  "AskQuestion",
+  "GetMcpTools",
+  "FetchMcpResource",
+  "CallMcpTool",
+];
+
+function names(result: ToolSetResult): string[] {
+  if (result.kind !== "ok") throw new Error(result.message);
+  return result.tools.map((t) => t.name);
+}
+
+function mcpTool(name: string, extra: Partial<McpDefinitionLike> = {}): McpDefinitionLike {
+  return { name, description: `${name} tool`, providerIdentifier: "srv", toolName: name.replace(/^.*-/, ""), ...extra };
+}
+
+describe("compileToolSet", () => {
+  it("offers the agent tools in the reference order", () => {
+    expect(names(compileToolSet("agent", []))).toEqual(AGENT_ORDER);
+  });
+
+  it("loads a manifest for every mode, each a subset of the catalog with JSON-schema parameters", () => {
+    for (const mode of TOOL_MODES) {
+      const result = compileToolSet(mode, []);
+      if (result.kind !== "ok") throw new Error(result.message);
+      expect(result.tools.length).toBeGreaterThan(5);
+      for (const tool of result.tools) {
+        expect(tool.description.length).toBeGreaterThan(20);
+        expect(JSON.parse(tool.parametersJson)).toMatchObject({ type: "object" });
+      }
+    }
+  });
+
+  it("keeps the subagent set free of AskQuestion and the ask set free of AwaitShell", () => {
+    expect(names(compileToolSet("subagent", []))).not.toContain("AskQuestion");
+    expect(names(compileToolSet("ask", []))).not.toContain("AwaitShell");
+  });
+
+  it("appends dynamic MCP tools after the static ones, sorted by name", () => {
+    const result = compileToolSet("agent", [mcpTool("zeta-run"), mcpTool("alpha-fetch"), mcpTool("Mixed-case")]);
+    expect(names(result)).toEqual([...AGENT_ORDER, "Mixed-case", "alpha-fetch", "zeta-run"]);
+  });
+
+  it("gives the same tool list for the same inputs in any order (prefix stability)", () => {
+    const a = compileToolSet("debug", [mcpTool("b-x"), mcpTool("a-y")]);
+    const b = compileToolSet("debug", [mcpTool("a-y"), mcpTool("b-x")]);
+    expect(a).toEqual(b);
+  });
+
+  it("rejects a dynamic tool that clashes with a mode tool or another dynamic tool", () => {
+    const withStatic = compileToolSet("agent", [mcpTool("Read")]);
+    expect(withStatic.kind).toBe("protocol_error");
+    const twice = compileToolSet("agent", [mcpTool("srv-a"), mcpTool("srv-a")]);
+    expect(twice.kind).toBe("protocol_error");
+    const empty = compileToolSet("agent", [mcpTool("")]);
+    expect(empty.kind).toBe("protocol_error");
+  });
+
+  it("allows a dynamic tool named like a catalog tool that the mode does not offer", () => {
+    expect(names(compileToolSet("plan", [mcpTool("AwaitShell")]))).toContain("AwaitShell");
+  });
+
+  it("takes the dynamic tool schema from input_schema_json, else from the input_schema value", () => {
+    const fromText = mcpTool("srv-text", { inputSchemaJson: '{ "type": "object", "properties": { "q": { "type": "string" } } }' });
+    const fromValue = mcpTool("srv-value", {
+      inputSchema: fromJson(ValueSchema, { type: "object", properties: { n: { type: "number" } } }),
+    });
+    const bare = mcpTool("srv-bare");
+    const result = compileToolSet("agent", [fromText, fromValue, bare]);
+    if (result.kind !== "ok") throw new Error(result.message);
+    const byName = new Map(result.tools.map((t) => [t.name, JSON.parse(t.parametersJson) as unknown]));
+    expect(byName.get("srv-text")).toEqual({ type: "object", properties: { q: { type: "string" } } });
+    expect(byName.get("srv-value")).toEqual({ type: "object", properties: { n: { type: "number" } } });
+    expect(byName.get("srv-bare")).toEqual({ type: "object", properties: {} });
+  });
+});
+
+describe("loadToolCatalog", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  function assets(manifest: string[], tools: string[]): string {
+    const dir = mkdtempSync(join(tmpdir(), "tool-catalog-"));
+    dirs.push(dir);
+    mkdirSync(join(dir, "modes"));
+    const entries = tools.map((name) => ({ name, description: `${name} description`, parameters: { type: "object", properties: {} } }));
+    writeFileSync(join(dir, "tools.json"), JSON.stringify({ tools: entries }));
+    for (const mode of TOOL_MODES) writeFileSync(join(dir, "modes", `${mode}.json`), JSON.stringify({ tools: manifest }));
+    return dir;
+  }
+
+  it("reads a catalog directory once and uses it for compilation", () => {
+    const dir = assets(["Read", "Grep"], ["Grep", "Read"]);
+    const catalog = loadToolCatalog(dir);
+    expect(loadToolCatalog(dir)).toBe(catalog);
+    expect(names(compileToolSet("ask", [], catalog))).toEqual(["Read", "Grep"]);
+  });
+
+  it("refuses a manifest naming a tool the catalog does not have", () => {
+    expect(() => loadToolCatalog(assets(["Read", "Nope"], ["Read"]))).toThrow(ToolCatalogError);
+  });
+
+  it("refuses a catalog tool the gateway cannot execute", () => {
+    expect(() => loadToolCatalog(assets(["Read"], ["Read", "WebSearch"]))).toThrow(ToolCatalogError);
+  });
+});
