@@ -1,0 +1,285 @@
+/**
+ * The loop of one run (design/ARCHITECTURE.md §4-5): model call -> final answer
+ * or tool round -> model call ... Protocol-agnostic: it sees messages, tool call
+ * ids and state events, never a client type or a tool name.
+ *
+ * History comes from the store (the run's head revision) and is reloaded after
+ * every settled tool round, so each model request is built from exactly what
+ * the store holds: call n's messages are a prefix of call n+1's, also across a
+ * change of owner. A new owner (redelivery) resumes where the store says the
+ * run is: an open tool round, an appended but unreported final answer, a
+ * settled round awaiting its barrier, or the next model call.
+ */
+import { create } from "@bufbuild/protobuf";
+import {
+  CommitCause,
+  FailureKind,
+  MessageSchema,
+  type Message,
+  type PreparedRun,
+  type RunRecord,
+  type StateCommitted,
+  type ToolCallPart,
+  type ToolRoundRecord,
+  type Usage,
+} from "@byok/contracts";
+import type { Logger } from "@byok/platform";
+import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
+import { buildModelRequest, type RunModelContext } from "./model-request.ts";
+import type { ModelInvoker } from "./model-invocation.ts";
+import type { RunCommandFeed } from "./run-commands.ts";
+import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
+import { StoreFailure, type StoreClient } from "./store-client.ts";
+import { driveToolRound, type StateCommittedInit } from "./tool-round.ts";
+import { contextTokens, sumTurnUsage } from "./usage.ts";
+
+export interface EngineDeps {
+  readonly store: StoreClient;
+  readonly invoker: ModelInvoker;
+  readonly client: ClientChannel;
+  readonly commands: RunCommandFeed;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/** Round id of the tool round produced by model call `providerCallIndex` (0 = the resumed client round). */
+export function toolRoundId(runId: string, providerCallIndex: number): string {
+  return providerCallIndex === 0 ? `${runId}:round:resume` : `${runId}:round:${providerCallIndex}`;
+}
+
+type Step =
+  | { readonly kind: "model_call" }
+  | { readonly kind: "tool_round"; readonly round: ToolRoundRecord }
+  | { readonly kind: "final"; readonly assistant: Message; readonly revisionId: string };
+
+/** Ends the loop with an outcome decided inside it (client gone, client rejected a state). */
+class RunStop extends Error {
+  override readonly name = "RunStop";
+  readonly outcome: RunOutcome;
+  constructor(outcome: RunOutcome) {
+    super(outcome.kind);
+    this.outcome = outcome;
+  }
+}
+
+/** The run's cancellation signal fired; the actor decides what that means. */
+export class RunInterrupted extends Error {
+  override readonly name = "RunInterrupted";
+}
+
+export class RunEngine {
+  readonly #deps: EngineDeps;
+  readonly #prepared: PreparedRun;
+  readonly #model: RunModelContext;
+  readonly #log: Logger;
+  #head: string;
+  #history: Message[] = [];
+  /** Highest provider call index used so far (1-based; 0 = none). */
+  #callIndex: number;
+  /** Usage of each model call; `undefined` = a call that reported none (or one made by an earlier owner). */
+  readonly #usages: Array<Usage | undefined> = [];
+  #lastUsage: Usage | undefined;
+
+  constructor(deps: EngineDeps, prepared: PreparedRun, record: RunRecord) {
+    this.#deps = deps;
+    this.#prepared = prepared;
+    this.#log = deps.log;
+    this.#head = record.headRevisionId;
+    this.#callIndex = record.providerCallIndex;
+    // Calls an earlier owner made are unknown here: their usage cannot be summed.
+    if (record.providerCallIndex > 0) this.#usages.push(undefined);
+    this.#model = {
+      runId: prepared.runId,
+      conversationId: prepared.conversationId,
+      memberId: prepared.memberId,
+      model: prepared.model,
+      prompt: prepared.prompt,
+    };
+  }
+
+  /** Sum over the run's model calls (a field only if every call reported it). */
+  get turnUsage(): Usage {
+    return sumTurnUsage(this.#usages);
+  }
+
+  /** Runs the loop to its end. Throws RunInterrupted when the run's signal fired. */
+  async run(): Promise<RunOutcome> {
+    try {
+      await this.#loadHistory(this.#head);
+      let step = await this.#recover();
+      for (;;) {
+        switch (step.kind) {
+          case "model_call":
+            step = await this.#modelCall();
+            break;
+          case "tool_round":
+            step = await this.#toolRound(step.round);
+            break;
+          case "final":
+            return await this.#final(step.assistant, step.revisionId);
+          default:
+            return assertNever(step);
+        }
+      }
+    } catch (err) {
+      if (err instanceof RunStop) return err.outcome;
+      if (err instanceof StoreFailure) {
+        this.#log.warn({ err }, "store refused or failed a run operation");
+        return storeFailed(err);
+      }
+      throw err;
+    }
+  }
+
+  /** Where the store says the run stands (first delivery: at its start). */
+  async #recover(): Promise<Step> {
+    const runId = this.#prepared.runId;
+    const open = (await this.#deps.store.getOpenToolRound(runId)).round;
+    if (open !== undefined) {
+      this.#log.info({ round_id: open.roundId, results: open.results.length }, "continuing the open tool round");
+      return { kind: "tool_round", round: open };
+    }
+    const action = this.#prepared.action;
+    const pending = action.case === "resume" ? action.value.pendingAssistant : undefined;
+    if (pending !== undefined && this.#callIndex === 0) {
+      // The client's staged-but-unsettled response: its tools run before any model call.
+      const created = await this.#deps.store.createToolRound({
+        runId,
+        roundId: toolRoundId(runId, 0),
+        expectedHeadRevisionId: this.#head,
+        assistant: pending,
+        providerCallIndex: 0,
+      });
+      if (created.round === undefined) throw new StoreFailure("internal", "tool_round.create", "no round in the response");
+      return { kind: "tool_round", round: created.round };
+    }
+    if (this.#callIndex > 0) {
+      const last = this.#history.at(-1);
+      if (last?.body.case === "assistant" && !last.body.value.content.some((p) => p.part.case === "toolCall")) {
+        this.#log.info("final answer already committed by an earlier owner");
+        return { kind: "final", assistant: last, revisionId: this.#head };
+      }
+      if (last?.body.case === "toolResult") {
+        // The last round settled under an earlier owner; the client may not have projected it yet.
+        await this.#commit({ cause: CommitCause.TOOL_ROUND_SETTLED, revisionId: this.#head, roundId: toolRoundId(runId, this.#callIndex), ...this.#usageSnapshot() });
+      }
+    }
+    return { kind: "model_call" };
+  }
+
+  async #modelCall(): Promise<Step> {
+    const { store, invoker, client, signal } = this.#deps;
+    const runId = this.#prepared.runId;
+    const index = this.#callIndex + 1;
+    this.#callIndex = index;
+    const request = buildModelRequest(this.#model, this.#history, index);
+    const log = this.#log.child({ call_id: request.callId });
+    log.info({ messages: request.messages.length }, "model call");
+    const outcome = await invoker.invoke(request, (event) => client.emit(index - 1, event), signal);
+    switch (outcome.kind) {
+      case "cancelled":
+        throw new RunInterrupted("model call cancelled");
+      case "failed":
+        this.#usages.push(outcome.failure.usage);
+        log.warn({ origin: outcome.failure.origin, message: outcome.failure.message, partial_chars: outcome.failure.partialText.length }, "model call failed");
+        throw new RunStop(cycleFailed(outcome.failure));
+      case "completed":
+        break;
+      default:
+        return assertNever(outcome);
+    }
+    this.#usages.push(outcome.usage);
+    this.#lastUsage = outcome.usage;
+    log.info({ stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
+    switch (outcome.stop) {
+      case "stop": {
+        const assistant = create(MessageSchema, { body: { case: "assistant", value: outcome.assistant } });
+        const appended = await store.appendMessages({ runId, expectedHeadRevisionId: this.#head, messages: [assistant], providerCallIndex: index });
+        this.#head = appended.revisionId;
+        return { kind: "final", assistant, revisionId: appended.revisionId };
+      }
+      case "tool_use": {
+        const created = await store.createToolRound({
+          runId,
+          roundId: toolRoundId(runId, index),
+          expectedHeadRevisionId: this.#head,
+          assistant: outcome.assistant,
+          providerCallIndex: index,
+        });
+        if (created.round === undefined) throw new StoreFailure("internal", "tool_round.create", "no round in the response");
+        return { kind: "tool_round", round: created.round };
+      }
+      default:
+        return assertNever(outcome.stop);
+    }
+  }
+
+  async #toolRound(round: ToolRoundRecord): Promise<Step> {
+    const settled = await driveToolRound(
+      {
+        runId: this.#prepared.runId,
+        store: this.#deps.store,
+        commands: this.#deps.commands,
+        signal: this.#deps.signal,
+        log: this.#log,
+        commit: (state) => this.#commit(state),
+        execute: (roundId, calls) => this.#execute(roundId, calls),
+        usageSnapshot: () => this.#usageSnapshot(),
+        interrupted: () => new RunInterrupted("cancelled while waiting for tool results"),
+      },
+      round,
+    );
+    await this.#loadHistory(settled.revisionId);
+    return { kind: "model_call" };
+  }
+
+  async #final(assistant: Message, revisionId: string): Promise<RunOutcome> {
+    await this.#commit({ cause: CommitCause.FINAL_ANSWER, revisionId, appended: [assistant], ...this.#usageSnapshot() });
+    return { kind: "completed", usage: this.turnUsage };
+  }
+
+  /** A StateCommitted barrier: returns once the client projected it, else stops the run. */
+  async #commit(state: StateCommittedInit): Promise<void> {
+    this.#settle(await this.#deps.client.barrier({ event: { case: "stateCommitted", value: state } }, this.#deps.signal), "state");
+  }
+
+  async #execute(roundId: string, calls: ToolCallPart[]): Promise<void> {
+    this.#settle(await this.#deps.client.barrier({ event: { case: "executeToolRound", value: { roundId, calls } } }, this.#deps.signal), "execute_tool_round");
+  }
+
+  #settle(outcome: BarrierOutcome, what: string): void {
+    switch (outcome.kind) {
+      case "acked":
+        return;
+      case "rejected":
+        this.#log.warn({ error: outcome.error }, `client rejected ${what}`);
+        throw new RunStop(failed(FailureKind.CLIENT, `client could not apply ${what}: ${outcome.error}`));
+      case "client_gone":
+        this.#log.warn({ reason: outcome.reason }, `client did not acknowledge ${what}`);
+        throw new RunStop({ kind: "cancelled", reason: `client gone: ${outcome.reason}` });
+      case "aborted":
+        throw new RunInterrupted(`cancelled while waiting for the client to acknowledge ${what}`);
+      default:
+        assertNever(outcome);
+    }
+  }
+
+  #usageSnapshot(): Pick<StateCommitted, "turnUsage" | "contextTokens"> {
+    const tokens = contextTokens(this.#lastUsage);
+    return { turnUsage: this.turnUsage, contextTokens: tokens };
+  }
+
+  async #loadHistory(revisionId: string): Promise<void> {
+    this.#head = revisionId;
+    if (revisionId === "") {
+      this.#history = [];
+      return;
+    }
+    const loaded = await this.#deps.store.revisionMessages(revisionId);
+    this.#history = loaded.messages;
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled case ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,141 @@
+/**
+ * The transport rules of a model call over real NATS. The peer here is a
+ * scripted responder on the invoke subject, because the conditions under test
+ * (sequence gaps, silence, garbage frames) are exactly what a correct provider
+ * gateway never produces. End-to-end runs against the real gateway live in
+ * tests/run-worker.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { connect, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { busNames, ModelEventSchema, ModelFailureKind, ModelRequestSchema, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
+import { silentLogger } from "@byok/platform";
+import { createTestBus, NATS_URL } from "../../../tests/support/infra.ts";
+import type { ForwardedEvent } from "./model-cycle.ts";
+import { busModelInvoker } from "./model-invocation.ts";
+
+type EventInit = NonNullable<MessageInitShape<typeof ModelEventSchema>["event"]>;
+
+const TEXT_ANSWER: EventInit[] = [
+  { case: "start", value: { providerKind: "openai-chat" } },
+  { case: "textStart", value: { index: 0 } },
+  { case: "textDelta", value: { index: 0, text: "hi" } },
+  { case: "textEnd", value: { index: 0 } },
+  { case: "usage", value: { inputTokens: 3n, outputTokens: 1n } },
+  { case: "done", value: { reason: StopReason.STOP } },
+];
+
+function frame(seq: number, event: EventInit): Uint8Array {
+  return toBinary(ModelEventSchema, create(ModelEventSchema, { seq: BigInt(seq), event }));
+}
+
+describe("model invocation over the bus", () => {
+  const bus = createTestBus();
+  let names: BusNames;
+  let nc: NatsConnection;
+  let peer: NatsConnection;
+
+  beforeEach(async () => {
+    names = busNames(bus.prefix);
+    nc = await connect({ servers: NATS_URL });
+    peer = await connect({ servers: NATS_URL });
+  });
+  afterEach(async () => {
+    await nc.close();
+    await peer.close();
+  });
+
+  /** Answers each invoke with `script(request, msg)`; resolves once the subscription is live. */
+  async function gatewayPeer(script: (request: ModelRequest, msg: Msg) => void): Promise<void> {
+    peer.subscribe(names.providerInvoke, { queue: "provider-gateway", callback: (_err, msg) => script(fromBinary(ModelRequestSchema, msg.data), msg) });
+    await peer.flush();
+  }
+
+  function invoke(idleTimeoutMs: number, signal = new AbortController().signal) {
+    const invoker = busModelInvoker({ nc, names, idleTimeoutMs, log: silentLogger() });
+    const forwarded: ForwardedEvent[] = [];
+    const request = create(ModelRequestSchema, { callId: "run-a:1", runId: "run-a" });
+    return { forwarded, outcome: invoker.invoke(request, (e) => forwarded.push(e), signal) };
+  }
+
+  it("completes a well-formed stream and forwards its UI events in order", async () => {
+    await gatewayPeer((request, msg) => {
+      expect(request.callId).toBe("run-a:1");
+      TEXT_ANSWER.forEach((event, i) => msg.respond(frame(i + 1, event)));
+    });
+    const { forwarded, outcome } = invoke(2_000);
+    const result = await outcome;
+    expect(result.kind).toBe("completed");
+    expect(forwarded.map((e) => e.case)).toEqual(["textStart", "textDelta", "textEnd", "usage"]);
+  });
+
+  it("fails as unavailable at once when no gateway listens", async () => {
+    const started = Date.now();
+    const result = await invoke(5_000).outcome;
+    expect(result.kind === "failed" && result.failure).toMatchObject({ origin: "provider", kind: ModelFailureKind.UNAVAILABLE, retryable: true });
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it("fails as unavailable when the gateway goes silent", async () => {
+    await gatewayPeer((_request, msg) => {
+      msg.respond(frame(1, { case: "start", value: {} }));
+      msg.respond(frame(2, { case: "textStart", value: { index: 0 } }));
+      msg.respond(frame(3, { case: "textDelta", value: { index: 0, text: "partial" } }));
+    });
+    const result = await invoke(300).outcome;
+    expect(result.kind === "failed" && result.failure).toMatchObject({ kind: ModelFailureKind.UNAVAILABLE, partialText: "partial" });
+    expect(result.kind === "failed" && result.failure.message).toMatch(/silent for 300 ms/);
+  });
+
+  it("needs the first frame within the idle timeout", async () => {
+    await gatewayPeer(() => undefined);
+    const result = await invoke(200).outcome;
+    expect(result.kind === "failed" && result.failure.kind).toBe(ModelFailureKind.UNAVAILABLE);
+  });
+
+  it("stays alive on keepalives while the endpoint is slow", async () => {
+    await gatewayPeer((_request, msg) => {
+      let seq = 0;
+      const beat = setInterval(() => msg.respond(frame(++seq, { case: "keepalive", value: {} })), 80);
+      setTimeout(() => {
+        clearInterval(beat);
+        for (const event of TEXT_ANSWER) msg.respond(frame(++seq, event));
+      }, 700);
+    });
+    const result = await invoke(250).outcome;
+    expect(result.kind).toBe("completed");
+  });
+
+  it("treats a sequence gap as a transport failure", async () => {
+    await gatewayPeer((_request, msg) => {
+      msg.respond(frame(1, TEXT_ANSWER[0] as EventInit));
+      msg.respond(frame(3, TEXT_ANSWER[1] as EventInit));
+    });
+    const result = await invoke(2_000).outcome;
+    expect(result.kind === "failed" && result.failure.message).toMatch(/sequence gap: expected 2, got 3/);
+  });
+
+  it("fails as a protocol failure on an undecodable frame", async () => {
+    await gatewayPeer((_request, msg) => msg.respond(new Uint8Array([0xff, 0xff, 0xff])));
+    const result = await invoke(2_000).outcome;
+    expect(result.kind === "failed" && result.failure).toMatchObject({ origin: "protocol", kind: ModelFailureKind.PROTOCOL });
+  });
+
+  it("cancels: publishes to the call's cancel subject and resolves cancelled", async () => {
+    const cancelSeen = new Promise<string>((resolve) => {
+      peer.subscribe(names.providerCancel("run-a:1"), { callback: (_err, msg) => resolve(msg.subject) });
+    });
+    let started: () => void = () => undefined;
+    const streaming = new Promise<void>((resolve) => (started = resolve));
+    await gatewayPeer((_request, msg) => {
+      msg.respond(frame(1, { case: "start", value: {} }));
+      started();
+    });
+    const abort = new AbortController();
+    const { outcome } = invoke(5_000, abort.signal);
+    await streaming;
+    abort.abort();
+    expect((await outcome).kind).toBe("cancelled");
+    expect(await cancelSeen).toBe(names.providerCancel("run-a:1"));
+  });
+});

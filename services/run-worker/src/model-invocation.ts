@@ -1,0 +1,122 @@
+/**
+ * One model call over the bus (design/ARCHITECTURE.md §3.1, "model calls"):
+ * subscribe to a private inbox, publish the ModelRequest to
+ * `names.providerInvoke` with reply = inbox, then feed the streamed ModelEvents
+ * (in seq order, from 1) through a ModelCycle until it ends.
+ *
+ * Transport rules: the first frame and every next frame must arrive within the
+ * idle timeout (the gateway sends keepalives every 5 s); a gap in seq, no
+ * gateway listening or silence are `unavailable` provider failures. Cancelling
+ * publishes to `names.providerCancel(call_id)` so the gateway aborts upstream.
+ */
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { ModelEventSchema, ModelFailureKind, ModelRequestSchema, type BusNames, type ModelEvent, type ModelRequest } from "@byok/contracts";
+import type { Logger } from "@byok/platform";
+import { ModelCycle, type CycleOutcome, type ForwardedEvent } from "./model-cycle.ts";
+
+export type InvocationOutcome = CycleOutcome | { readonly kind: "cancelled" };
+
+export interface ModelInvoker {
+  invoke(request: ModelRequest, forward: (event: ForwardedEvent) => void, signal: AbortSignal): Promise<InvocationOutcome>;
+}
+
+export interface BusModelInvokerOptions {
+  readonly nc: NatsConnection;
+  readonly names: BusNames;
+  /** Silence after which the call fails as unavailable (also the first-frame deadline). */
+  readonly idleTimeoutMs: number;
+  readonly log: Logger;
+}
+
+export function busModelInvoker(options: BusModelInvokerOptions): ModelInvoker {
+  return { invoke: (request, forward, signal) => invokeOverBus(options, request, forward, signal) };
+}
+
+function invokeOverBus(
+  options: BusModelInvokerOptions,
+  request: ModelRequest,
+  forward: (event: ForwardedEvent) => void,
+  signal: AbortSignal,
+): Promise<InvocationOutcome> {
+  const { nc, names, idleTimeoutMs } = options;
+  const log = options.log.child({ call_id: request.callId });
+  const cycle = new ModelCycle();
+  if (signal.aborted) return Promise.resolve({ kind: "cancelled" });
+  return new Promise<InvocationOutcome>((resolve) => {
+    let expectedSeq = 1n;
+    let settled = false;
+    let idleTimer: NodeJS.Timeout | undefined;
+
+    const finish = (outcome: InvocationOutcome): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(idleTimer);
+      signal.removeEventListener("abort", onAbort);
+      sub.unsubscribe();
+      resolve(outcome);
+    };
+    const fail = (kind: ModelFailureKind, message: string, retryable: boolean): void => {
+      log.warn({ failure_kind: ModelFailureKind[kind] }, message);
+      finish(cycle.abandon("provider", kind, message, retryable));
+    };
+    const armIdleTimer = (): void => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => fail(ModelFailureKind.UNAVAILABLE, `provider gateway silent for ${idleTimeoutMs} ms`, true), idleTimeoutMs);
+    };
+    const onAbort = (): void => {
+      if (settled) return;
+      try {
+        nc.publish(names.providerCancel(request.callId));
+      } catch (err) {
+        log.warn({ err }, "could not publish model call cancel");
+      }
+      finish({ kind: "cancelled" });
+    };
+    const onMessage = (msg: Msg): void => {
+      if (settled) return;
+      if (msg.headers?.code === 503) {
+        fail(ModelFailureKind.UNAVAILABLE, "no provider gateway is listening", true);
+        return;
+      }
+      let event: ModelEvent;
+      try {
+        event = fromBinary(ModelEventSchema, msg.data);
+      } catch {
+        finish(cycle.abandon("protocol", ModelFailureKind.PROTOCOL, "undecodable model event", false));
+        return;
+      }
+      if (event.seq !== expectedSeq) {
+        fail(ModelFailureKind.UNAVAILABLE, `model event sequence gap: expected ${expectedSeq}, got ${event.seq}`, true);
+        return;
+      }
+      expectedSeq += 1n;
+      armIdleTimer();
+      const step = cycle.push(event);
+      if (step.kind === "ended") {
+        finish(step.outcome);
+        return;
+      }
+      if (step.forward !== undefined) forward(step.forward);
+    };
+
+    const inbox = createInbox();
+    const sub: Subscription = nc.subscribe(inbox, {
+      callback: (err, msg) => {
+        if (err) {
+          fail(ModelFailureKind.UNAVAILABLE, `model event subscription failed: ${err.message}`, true);
+          return;
+        }
+        onMessage(msg);
+      },
+    });
+    signal.addEventListener("abort", onAbort, { once: true });
+    armIdleTimer();
+    try {
+      nc.publish(names.providerInvoke, toBinary(ModelRequestSchema, request), { reply: inbox });
+    } catch (err) {
+      // e.g. the request exceeds the server's max payload: nothing was sent.
+      finish(cycle.abandon("protocol", ModelFailureKind.PROTOCOL, `could not send the model request: ${(err as Error).message}`, false));
+    }
+  });
+}

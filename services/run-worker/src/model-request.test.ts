@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { MessageSchema, ModelRequestSchema, ModelSpecSchema, PromptSpecSchema, UserOrigin, type Message, type ModelRequest } from "@byok/contracts";
+import { buildModelRequest, type RunModelContext } from "./model-request.ts";
+
+const message = (init: MessageInitShape<typeof MessageSchema>): Message => create(MessageSchema, init);
+
+const run: RunModelContext = {
+  runId: "run-1",
+  conversationId: "conv-1",
+  memberId: "alice",
+  model: create(ModelSpecSchema, { modelId: "gpt-test", effort: "high", maxOutputTokens: 4096 }),
+  prompt: create(PromptSpecSchema, { mode: "agent", systemText: "You are helpful.", tools: [{ name: "Read", description: "read a file", parametersJson: "{}" }] }),
+};
+
+const context = message({ body: { case: "user", value: { clientId: "request-context:abc", origin: UserOrigin.CONTEXT, content: [{ part: { case: "text", value: { text: "<env/>" } } }] } } });
+const user = message({ body: { case: "user", value: { clientId: "m1", origin: UserOrigin.USER, content: [{ part: { case: "text", value: { text: "read a.txt" } } }] } } });
+const callPair = [
+  message({ body: { case: "assistant", value: { content: [{ part: { case: "toolCall", value: { callId: "c1", name: "Read", argumentsJson: '{"path":"a.txt"}' } } }] } } }),
+  message({ body: { case: "toolResult", value: { callId: "c1", toolName: "Read", content: "hello" } } }),
+];
+
+/** The model input of a request: everything except the call id that names the invocation. */
+function modelInput(request: ModelRequest): Uint8Array {
+  return toBinary(ModelRequestSchema, create(ModelRequestSchema, { ...request, callId: "" }));
+}
+
+function isPrefix(prefix: Uint8Array, whole: Uint8Array): boolean {
+  return prefix.length <= whole.length && prefix.every((b, i) => whole[i] === b);
+}
+
+describe("buildModelRequest", () => {
+  it("names the call by run id and provider call index and carries the frozen spec and prompt", () => {
+    const request = buildModelRequest(run, [context, user], 3);
+    expect(request.callId).toBe("run-1:3");
+    expect(request.spec?.modelId).toBe("gpt-test");
+    expect(request.prompt?.systemText).toBe("You are helpful.");
+    expect(request.messages).toHaveLength(2);
+  });
+
+  it("is deterministic: the same history gives the same bytes", () => {
+    const a = buildModelRequest(run, [context, user], 0);
+    const b = buildModelRequest(run, [context, user], 0);
+    expect(toBinary(ModelRequestSchema, a)).toEqual(toBinary(ModelRequestSchema, b));
+  });
+
+  it("keeps prefix stability: call n's model input is a byte prefix of call n+1's", () => {
+    const history: Message[] = [context, user];
+    const first = buildModelRequest(run, history, 0);
+    history.push(...callPair);
+    const second = buildModelRequest(run, history, 1);
+    expect(first.messages).toHaveLength(2);
+    expect(isPrefix(modelInput(first), modelInput(second))).toBe(true);
+    expect(modelInput(second).length).toBeGreaterThan(modelInput(first).length);
+  });
+
+  it("does not put the call id into model input", () => {
+    const a = buildModelRequest(run, [user], 0);
+    const b = buildModelRequest(run, [user], 7);
+    expect(modelInput(a)).toEqual(modelInput(b));
+  });
+
+  it("copies the history so later appends do not change a sent request", () => {
+    const history: Message[] = [user];
+    const request = buildModelRequest(run, history, 0);
+    history.push(...callPair);
+    expect(request.messages).toHaveLength(1);
+  });
+});

@@ -1,0 +1,33 @@
+/**
+ * The one place a ModelRequest is built: frozen PromptSpec + ModelSpec of the
+ * run + the run's history, in store order. Deterministic by construction: no
+ * clocks, ids or per-call data go into model input, so call n's messages are a
+ * prefix of call n+1's (design/ARCHITECTURE.md §5.2). The call id only names
+ * the invocation (cancel subject, idempotency key) and is not model input.
+ */
+import { create } from "@bufbuild/protobuf";
+import { ModelRequestSchema, type Message, type ModelRequest, type ModelSpec, type PromptSpec } from "@byok/contracts";
+
+export interface RunModelContext {
+  readonly runId: string;
+  readonly conversationId: string;
+  readonly memberId: string;
+  readonly model: ModelSpec | undefined;
+  readonly prompt: PromptSpec | undefined;
+}
+
+export function modelCallId(runId: string, providerCallIndex: number): string {
+  return `${runId}:${providerCallIndex}`;
+}
+
+export function buildModelRequest(run: RunModelContext, history: readonly Message[], providerCallIndex: number): ModelRequest {
+  return create(ModelRequestSchema, {
+    callId: modelCallId(run.runId, providerCallIndex),
+    runId: run.runId,
+    conversationId: run.conversationId,
+    memberId: run.memberId,
+    ...(run.model === undefined ? {} : { spec: run.model }),
+    ...(run.prompt === undefined ? {} : { prompt: run.prompt }),
+    messages: [...history],
+  });
+}

@@ -1,0 +1,251 @@
+/**
+ * One delivery of a PreparedRun, from run.begin to the acknowledgement
+ * (design/ARCHITECTURE.md §4). The actor owns the run's lifecycle: it takes
+ * ownership in the store, cancels the run it superseded, keeps the JetStream
+ * message in progress, listens to the run's commands, lets the engine loop,
+ * then records the outcome (run.finish), reports exactly one terminal state
+ * event and acks. A run left behind at shutdown is nak'ed for another worker.
+ */
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import {
+  ClientCommandSchema,
+  FailureKind,
+  PreparedRunSchema,
+  RunStatus,
+  type BusNames,
+  type PreparedRun,
+  type RunRecord,
+  type Usage,
+} from "@byok/contracts";
+import type { Logger } from "@byok/platform";
+import { ClientChannel } from "./client-channel.ts";
+import { RunEngine, RunInterrupted } from "./engine.ts";
+import type { ModelInvoker } from "./model-invocation.ts";
+import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
+import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
+import { StoreFailure, type StoreClient } from "./store-client.ts";
+import { isEmptyUsage } from "./usage.ts";
+
+export interface RunActorDeps {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly names: BusNames;
+  readonly store: StoreClient;
+  readonly invoker: ModelInvoker;
+  readonly stateAckTimeoutMs: number;
+  readonly workingIntervalMs: number;
+  readonly maxDeliver: number;
+  readonly log: Logger;
+}
+
+/**
+ * What happens to the JetStream message once the actor is done with it: ack
+ * (the run ended), hand_over (redeliver now, to another worker), retry_later
+ * (redeliver after a pause: a dependency is down), term (undecodable).
+ */
+type Settlement = "ack" | "hand_over" | "retry_later" | "term";
+
+const RETRY_DELAY_MS = 2_000;
+
+export class RunActor {
+  readonly #deps: RunActorDeps;
+  readonly #msg: JsMsg;
+  readonly #abort = new AbortController();
+  #stopReason: RunStopReason | undefined;
+  #log: Logger;
+
+  constructor(deps: RunActorDeps, msg: JsMsg) {
+    this.#deps = deps;
+    this.#msg = msg;
+    this.#log = deps.log.child({ stream_seq: msg.seq, delivery: msg.info.deliveryCount });
+  }
+
+  /** Stop the run: cancel it (client commands) or let go of it (shutdown). The first reason wins. */
+  stop(reason: RunStopReason): void {
+    if (this.#stopReason !== undefined) return;
+    this.#stopReason = reason;
+    this.#abort.abort();
+  }
+
+  /** Handles the delivery to its end; never throws. */
+  async run(): Promise<void> {
+    const msg = this.#msg;
+    const working = setInterval(() => msg.working(), this.#deps.workingIntervalMs);
+    let settlement: Settlement;
+    try {
+      settlement = await this.#handle();
+    } catch (err) {
+      this.#log.error({ err }, "run actor failed unexpectedly; leaving the run to redelivery");
+      settlement = "retry_later";
+    } finally {
+      clearInterval(working);
+    }
+    try {
+      switch (settlement) {
+        case "ack":
+          await msg.ackAck();
+          break;
+        case "hand_over":
+          msg.nak();
+          break;
+        case "retry_later":
+          msg.nak(RETRY_DELAY_MS);
+          break;
+        case "term":
+          msg.term();
+          break;
+        default:
+          assertNever(settlement);
+      }
+    } catch (err) {
+      this.#log.warn({ err, settlement }, "could not settle the run message");
+    }
+  }
+
+  async #handle(): Promise<Settlement> {
+    let prepared: PreparedRun;
+    try {
+      prepared = fromBinary(PreparedRunSchema, this.#msg.data);
+    } catch (err) {
+      this.#log.error({ err }, "dropping an undecodable PreparedRun");
+      return "term";
+    }
+    if (prepared.runId === "" || prepared.conversationId === "") {
+      this.#log.error("dropping a PreparedRun without run_id or conversation_id");
+      return "term";
+    }
+    this.#log = this.#log.child({ run_id: prepared.runId, conversation_id: prepared.conversationId });
+    const client = new ClientChannel(this.#deps.nc, this.#deps.names, prepared.runId, this.#deps.stateAckTimeoutMs, this.#log);
+    const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
+
+    let record: RunRecord;
+    try {
+      record = await this.#begin(prepared);
+    } catch (err) {
+      if (!(err instanceof StoreFailure)) throw err;
+      if (err.kind === "unavailable" && !lastDelivery) {
+        this.#log.warn({ err }, "store unavailable at run.begin; retrying later");
+        return "retry_later";
+      }
+      this.#log.error({ err }, "run.begin failed");
+      await client.terminal(terminalEvent(failed(FailureKind.STORE, err.message)));
+      return "ack";
+    }
+    this.#log = this.#log.child({ begin_count: record.beginCount });
+
+    if (record.status !== RunStatus.RUNNING) {
+      this.#log.info({ status: RunStatus[record.status] }, "run already ended; reporting its terminal again");
+      await client.terminal(terminalEvent(outcomeOfRecord(record)));
+      return "ack";
+    }
+    // The store counts the deliveries that reached run.begin; JetStream's own
+    // count is not reliable on every server version (a nak after an abandoned
+    // pull restarts it at 1), so the larger of both decides.
+    const deliveries = Math.max(this.#msg.info.deliveryCount, record.beginCount);
+    if (deliveries >= this.#deps.maxDeliver) {
+      const outcome = failed(FailureKind.PROTOCOL, `run abandoned after ${deliveries} deliveries`);
+      this.#log.error("last delivery of a run that never finished: failing it");
+      await this.#finish(outcome, undefined, client, prepared.runId);
+      return "ack";
+    }
+    if (this.#abort.signal.aborted) return "hand_over";
+
+    let commands: RunCommandFeed;
+    try {
+      commands = await openRunCommandFeed({
+        js: this.#deps.js,
+        names: this.#deps.names,
+        runId: prepared.runId,
+        onStop: (command) => {
+          this.#log.info({ command: command.kind }, "run stop requested by the client");
+          this.stop(command.kind === "cancel" ? { kind: "cancel_command", reason: command.reason } : { kind: "client_closed", error: command.error });
+        },
+        log: this.#log,
+      });
+    } catch (err) {
+      this.#log.warn({ err }, "cannot read the run's commands; retrying later");
+      return "retry_later";
+    }
+
+    const engine = new RunEngine(
+      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, log: this.#log },
+      prepared,
+      record,
+    );
+    let outcome: RunOutcome;
+    try {
+      outcome = await engine.run();
+    } catch (err) {
+      if (err instanceof RunInterrupted && this.#stopReason !== undefined) {
+        outcome = stopped(this.#stopReason);
+      } else {
+        this.#log.error({ err }, "run engine failed unexpectedly");
+        outcome = failed(FailureKind.PROTOCOL, `internal error in the run worker: ${(err as Error).message}`);
+      }
+    } finally {
+      await commands.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
+    }
+    if (outcome.kind === "abandoned") {
+      this.#log.info({ reason: outcome.reason }, "leaving the run to another worker");
+      return "hand_over";
+    }
+    await this.#finish(outcome, engine.turnUsage, client, prepared.runId);
+    return "ack";
+  }
+
+  async #begin(prepared: PreparedRun): Promise<RunRecord> {
+    const action = prepared.action;
+    const begun = await this.#deps.store.beginRun({
+      runId: prepared.runId,
+      conversationId: prepared.conversationId,
+      memberId: prepared.memberId,
+      baseRevisionId: prepared.baseRevisionId,
+      initialMessages: action.case === "start" ? action.value.initialMessages : [],
+      parentRunId: prepared.parentRunId,
+      parentToolCallId: prepared.parentToolCallId,
+      modelId: prepared.model?.modelId ?? "",
+    });
+    if (begun.run === undefined) throw new StoreFailure("internal", "run.begin", "no run in the response");
+    if (begun.supersededRunId !== "") this.#cancelSuperseded(begun.supersededRunId, prepared.runId);
+    return begun.run;
+  }
+
+  /** The store already marked the old run cancelled; tell its owner to stop now. */
+  #cancelSuperseded(oldRunId: string, newRunId: string): void {
+    const commandId = `${oldRunId}:cancel`;
+    const command = create(ClientCommandSchema, { commandId, command: { case: "cancel", value: { reason: `superseded by run ${newRunId}` } } });
+    this.#deps.js
+      .publish(this.#deps.names.runCommands(oldRunId), toBinary(ClientCommandSchema, command), { msgID: commandId })
+      .then(() => this.#log.info({ superseded_run_id: oldRunId }, "cancelled the superseded run"))
+      .catch((err: unknown) => this.#log.warn({ err, superseded_run_id: oldRunId }, "could not send cancel to the superseded run"));
+  }
+
+  /** run.finish, then the one terminal state event (as the store recorded it). */
+  async #finish(outcome: FinalOutcome, usage: Usage | undefined, client: ClientChannel, runId: string): Promise<void> {
+    const reported = usage === undefined || isEmptyUsage(usage) ? undefined : usage;
+    let final: FinalOutcome = outcome;
+    try {
+      const finished = await this.#deps.store.finishRun({
+        runId,
+        status: statusOf(outcome),
+        failureKind: outcome.kind === "failed" ? outcome.failure.kind : FailureKind.UNSPECIFIED,
+        failureMessage: outcome.kind === "failed" ? outcome.failure.message : outcome.kind === "cancelled" ? outcome.reason : "",
+        ...(reported === undefined ? {} : { usage: reported }),
+      });
+      // The store keeps the first terminal status (e.g. a run superseded meanwhile is cancelled).
+      if (finished.run !== undefined && finished.run.status !== statusOf(outcome)) final = outcomeOfRecord(finished.run);
+    } catch (err) {
+      if (!(err instanceof StoreFailure)) throw err;
+      this.#log.error({ err }, "run.finish failed");
+      if (outcome.kind === "completed") final = failed(FailureKind.STORE, err.message);
+    }
+    this.#log.info({ outcome: final.kind, ...(final.kind === "failed" ? { failure_kind: FailureKind[final.failure.kind], message: final.failure.message } : {}) }, "run ended");
+    await client.terminal(terminalEvent(final));
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled case ${JSON.stringify(value)}`);
+}

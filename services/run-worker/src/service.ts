@@ -1,0 +1,104 @@
+/**
+ * The run worker: takes PreparedRuns off the work queue and runs each in a
+ * RunActor, up to MAX_CONCURRENT_RUNS at once. Tests and the supervisor start
+ * it in-process with `startRunWorker(config)`.
+ */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { jetstream, type JsMsg } from "@nats-io/jetstream";
+import { busNames } from "@byok/contracts";
+import { connectNats, createLogger, type Logger } from "@byok/platform";
+import type { RunWorkerConfig } from "./config.ts";
+import { busModelInvoker } from "./model-invocation.ts";
+import { RunActor } from "./run-actor.ts";
+import { startRunQueue } from "./run-queue.ts";
+import { StoreClient } from "./store-client.ts";
+
+export interface RunWorker {
+  readonly workerId: string;
+  /** Deliveries this worker has taken so far (each is one run attempt). */
+  runsTaken(): number;
+  /** Runs in progress on this worker. */
+  activeRuns(): number;
+  /**
+   * Stop taking runs and let go of the ones in progress: they are handed back
+   * to the queue (nak) without a terminal, and another worker continues them
+   * from the store.
+   */
+  stop(): Promise<void>;
+}
+
+export interface RunWorkerOverrides {
+  readonly log?: Logger;
+}
+
+export async function startRunWorker(config: RunWorkerConfig, overrides: RunWorkerOverrides = {}): Promise<RunWorker> {
+  const workerId = config.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const log = (overrides.log ?? createLogger({ service: "run-worker", level: config.logLevel, debugContent: config.logDebugContent })).child({
+    worker_id: workerId,
+  });
+  const nc = await connectNats(config.natsUrl, `run-worker ${workerId}`, log);
+  const names = busNames(config.busPrefix);
+  const js = jetstream(nc);
+  const actorDeps = {
+    nc,
+    js,
+    names,
+    store: new StoreClient(nc, names, config.storeTimeoutMs),
+    invoker: busModelInvoker({ nc, names, idleTimeoutMs: config.modelIdleTimeoutMs, log }),
+    stateAckTimeoutMs: config.stateAckTimeoutMs,
+    workingIntervalMs: config.runWorkingIntervalMs,
+    maxDeliver: config.runMaxDeliver,
+    log,
+  };
+  const active = new Set<RunActor>();
+  const finished = new Set<Promise<void>>();
+  let taken = 0;
+
+  const onRun = (msg: JsMsg): Promise<void> => {
+    taken += 1;
+    const actor = new RunActor(actorDeps, msg);
+    active.add(actor);
+    const done = actor.run().finally(() => {
+      active.delete(actor);
+      finished.delete(done);
+    });
+    finished.add(done);
+    return done;
+  };
+
+  let queue;
+  try {
+    queue = await startRunQueue({
+      nc,
+      js,
+      names,
+      ackWaitMs: config.runAckWaitMs,
+      maxDeliver: config.runMaxDeliver,
+      maxConcurrentRuns: config.maxConcurrentRuns,
+      log,
+      onRun,
+    });
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
+  log.info({ max_concurrent_runs: config.maxConcurrentRuns }, "run worker taking runs");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    workerId,
+    runsTaken: () => taken,
+    activeRuns: () => active.size,
+    stop() {
+      stopping ??= (async () => {
+        await queue.stopTaking();
+        for (const actor of active) actor.stop({ kind: "shutdown" });
+        await Promise.allSettled([...finished]);
+        await nc.drain().catch(() => nc.close());
+        log.info("run worker stopped");
+      })();
+      return stopping;
+    },
+  };
+}
