@@ -1,0 +1,38 @@
+# One image for every gateway service; compose picks the service with
+# `command: ["node", "services/<service>/src/main.ts"]`. Node 22 runs the
+# TypeScript sources directly (type stripping), so there is no build step;
+# generated protobuf code is committed.
+FROM node:22-bookworm-slim
+
+WORKDIR /app
+ENV NODE_ENV=production
+
+# Manifests first so the dependency layer is cached across source changes.
+COPY package.json package-lock.json ./
+COPY packages/contracts/package.json packages/contracts/
+COPY packages/cursor-protocol/package.json packages/cursor-protocol/
+COPY packages/platform/package.json packages/platform/
+COPY services/cursor-adapter/package.json services/cursor-adapter/
+COPY services/edge-proxy/package.json services/edge-proxy/
+COPY services/provider-gateway/package.json services/provider-gateway/
+COPY services/run-worker/package.json services/run-worker/
+COPY services/store/package.json services/store/
+COPY tests/package.json tests/
+
+# Runtime dependencies of the packages and services only (not the test workspace).
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+      -w packages/contracts -w packages/cursor-protocol -w packages/platform \
+      -w services/cursor-adapter -w services/edge-proxy -w services/provider-gateway \
+      -w services/run-worker -w services/store \
+ && npm cache clean --force
+
+COPY packages packages
+COPY services services
+COPY prompt prompt
+COPY config/gateway.example.json config/
+
+# The edge proxy keeps its team CA under .data/edge-proxy (a volume in compose).
+RUN mkdir -p /app/.data/edge-proxy && chown -R node:node /app/.data
+USER node
+
+CMD ["node", "-e", "console.error('choose a service: node services/<store|provider-gateway|run-worker|cursor-adapter|edge-proxy>/src/main.ts'); process.exit(2)"]
