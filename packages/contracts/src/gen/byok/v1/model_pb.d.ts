@@ -158,8 +158,14 @@ export declare type ModelRequest = Message<"byok.v1.ModelRequest"> & {
 export declare const ModelRequestSchema: GenMessage<ModelRequest>;
 
 /**
- * Token counts exactly as the endpoint reported them; unset = not reported.
- * input_tokens counts the whole prompt, cached parts included.
+ * Token counts exactly as the endpoint reported them; unset = not reported
+ * (never 0 for unknown). One final figure per model call.
+ * input_tokens counts the whole prompt, cached parts included:
+ *   openai-chat: prompt_tokens; openai-responses: input_tokens (both already
+ *   include cached tokens); anthropic: input_tokens + cache_creation_input_tokens
+ *   + cache_read_input_tokens (Anthropic's own input_tokens is the uncached part).
+ * cache_read_tokens / cache_write_tokens / reasoning_tokens are subsets of
+ * input_tokens / input_tokens / output_tokens.
  *
  * @generated from message byok.v1.Usage
  */
@@ -394,6 +400,14 @@ export declare type ModelFailure = Message<"byok.v1.ModelFailure"> & {
    * @generated from field: uint32 http_status = 5;
    */
   httpStatus: number;
+
+  /**
+   * The endpoint's own error code/type when it gave one ("insufficient_quota",
+   * "overloaded_error", "tool_use_failed", ...); empty otherwise.
+   *
+   * @generated from field: string provider_code = 6;
+   */
+  providerCode: string;
 };
 
 /**
@@ -418,6 +432,19 @@ export declare type ModelKeepalive = Message<"byok.v1.ModelKeepalive"> & {
 export declare const ModelKeepaliveSchema: GenMessage<ModelKeepalive>;
 
 /**
+ * The stream of one model call, as the provider gateway sends it:
+ *   start, then blocks, then (on success) replay, usage?, done
+ *                        or (on failure) usage?, failure.
+ * Keepalives may come at any point before the terminal. Blocks: every block
+ * gets its own index (0, 1, 2, ... in the order blocks start); a block is
+ * *_start, deltas, *_end. Text and thinking blocks never overlap another text
+ * or thinking block; tool calls may stay open while later blocks run (chat
+ * completes all arguments only at finish_reason) and all end before done.
+ * Empty text blocks are not sent. The assistant message of a completed call
+ * is one content part per non-empty block in index order plus the replay
+ * state: the gateway matches its replay state against that order on the next
+ * call, so callers must not merge or reorder parts.
+ *
  * @generated from message byok.v1.ModelEvent
  */
 export declare type ModelEvent = Message<"byok.v1.ModelEvent"> & {
@@ -627,6 +654,23 @@ export enum ModelFailureKind {
    * @generated from enum value: MODEL_FAILURE_KIND_CANCELLED = 10;
    */
   CANCELLED = 10,
+
+  /**
+   * The endpoint ended the turn unfinished for a reason other than the output
+   * limit or a refusal (Anthropic pause_turn, an unknown stop reason, a
+   * Responses incomplete reason we do not know).
+   *
+   * @generated from enum value: MODEL_FAILURE_KIND_INCOMPLETE = 11;
+   */
+  INCOMPLETE = 11,
+
+  /**
+   * The ModelRequest itself cannot be sent (e.g. a tool call part in a user
+   * message, arguments that are not JSON): a caller bug, not a route problem.
+   *
+   * @generated from enum value: MODEL_FAILURE_KIND_INVALID_REQUEST = 12;
+   */
+  INVALID_REQUEST = 12,
 }
 
 /**

@@ -1,0 +1,36 @@
+/**
+ * The Anthropic SDK client for a route and the one mapping of its errors into
+ * SendFailure. The SDK's retries are off: the gateway retries itself, only
+ * before the first streamed byte.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import type { Logger } from "@byok/platform";
+import type { Route } from "../../routes.ts";
+import { sdkLogger } from "../sdk-logger.ts";
+import { describeErrorBody, retryAfterMs, type SendFailure } from "../../upstream-errors.ts";
+
+export function createAnthropicClient(route: Route, log: Logger): Anthropic {
+  return new Anthropic({
+    apiKey: route.apiKey.reveal(),
+    baseURL: route.baseUrl,
+    defaultHeaders: { ...route.headers },
+    maxRetries: 0,
+    timeout: route.headersTimeoutMs,
+    logger: sdkLogger(log, "anthropic"),
+    logLevel: "warn",
+  });
+}
+
+export function anthropicSendFailure(error: unknown): SendFailure {
+  if (error instanceof Anthropic.APIUserAbortError) return { kind: "aborted" };
+  if (error instanceof Anthropic.APIConnectionTimeoutError) return { kind: "connection", message: error.message, timeout: true };
+  if (error instanceof Anthropic.APIConnectionError) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return { kind: "connection", message: `${error.message}${cause}`, timeout: false };
+  }
+  if (error instanceof Anthropic.APIError && typeof error.status === "number") {
+    const body = describeErrorBody(error.error);
+    return { kind: "http", status: error.status, message: body.message ?? error.message, providerCode: body.code, retryAfterMs: retryAfterMs(error.headers) };
+  }
+  return { kind: "connection", message: error instanceof Error ? error.message : String(error), timeout: false };
+}

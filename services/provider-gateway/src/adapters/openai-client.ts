@@ -1,0 +1,44 @@
+/**
+ * The OpenAI SDK client for a route (both OpenAI endpoint kinds) and the one
+ * mapping of its errors into SendFailure. The SDK's retries are off: the
+ * gateway retries itself, only before the first streamed byte.
+ */
+import OpenAI from "openai";
+import type { Logger } from "@byok/platform";
+import type { Route } from "../routes.ts";
+import { sdkLogger } from "./sdk-logger.ts";
+import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
+
+export function createOpenAiClient(route: Route, log: Logger): OpenAI {
+  return new OpenAI({
+    apiKey: route.apiKey.reveal(),
+    baseURL: route.baseUrl,
+    defaultHeaders: { ...route.headers },
+    maxRetries: 0,
+    timeout: route.headersTimeoutMs,
+    logger: sdkLogger(log, "openai"),
+    logLevel: "warn",
+  });
+}
+
+export function openAiSendFailure(error: unknown): SendFailure {
+  if (error instanceof OpenAI.APIUserAbortError) return { kind: "aborted" };
+  if (error instanceof OpenAI.APIConnectionTimeoutError) return { kind: "connection", message: error.message, timeout: true };
+  if (error instanceof OpenAI.APIConnectionError) return { kind: "connection", message: causeMessage(error), timeout: false };
+  if (error instanceof OpenAI.APIError && typeof error.status === "number") {
+    const body = describeErrorBody(error.error);
+    return {
+      kind: "http",
+      status: error.status,
+      message: body.message ?? error.message,
+      providerCode: body.code ?? error.code ?? undefined,
+      retryAfterMs: retryAfterMs(error.headers),
+    };
+  }
+  return { kind: "connection", message: error instanceof Error ? error.message : String(error), timeout: false };
+}
+
+function causeMessage(error: Error): string {
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return `${error.message}${cause}`;
+}

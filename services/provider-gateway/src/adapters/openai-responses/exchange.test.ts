@@ -1,0 +1,121 @@
+/**
+ * Two-call exchanges on the Responses route: stateless requests (store:false,
+ * no previous_response_id), function calls echoed with their call_id, every
+ * reasoning item of the previous turn replayed verbatim and in order (only to
+ * the route that produced it), and call 2's input a byte-level extension of
+ * call 1's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
+import { assistantMessageOf } from "../../collect.ts";
+import { fixturePayloads } from "../../testing/fixture-oracle.ts";
+import { assistant, callThroughMock, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
+
+let llm: MockLlm;
+beforeAll(async () => {
+  llm = await startMockLlm();
+});
+afterAll(async () => {
+  await llm.stop();
+});
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- recorded JSON
+
+function terminalOutput(file: string): Json[] {
+  const terminal = fixturePayloads(file).find((p) => p["type"] === "response.completed");
+  return (terminal?.["response"]?.output ?? []) as Json[];
+}
+
+describe("openai-responses two-call exchange", () => {
+  it("echoes the function call with its call_id and the tool output (turn-2 fixture, call_id corrected)", async () => {
+    const turn1 = recordedRequest(providerFixture("openai-responses", "openai-gpt4o-function-call-turn1.request.json")).body;
+    const turn2 = recordedRequest(providerFixture("openai-responses", "openai-gpt4o-function-call-turn2-text.request.json")).body;
+    const route = testRoute("openai-responses", llm, { upstreamModel: turn1["model"], maxOutputTokens: undefined });
+    const tool = turn1["tools"][0];
+    const tools = [{ name: tool.name, description: tool.description, parametersJson: JSON.stringify(tool.parameters) }];
+    const question = userText(turn1["input"][0].content);
+
+    const file1 = providerFixture("openai-responses", "openai-gpt4o-function-call-turn1.sse");
+    const first = await callThroughMock(llm, route, modelRequest({ route, tools, messages: [question] }), { kind: "fixture", file: file1 });
+    const call = first.summary.toolCalls[0];
+    if (call === undefined) throw new Error("turn 1 produced no function call");
+    const recordedCall = terminalOutput(file1).find((i) => i["type"] === "function_call") as Json;
+    expect(call.callId).toBe(recordedCall["call_id"]);
+    expect(call.callId).not.toBe(recordedCall["id"]);
+
+    const output = turn2["input"][2].output as string;
+    const second = await callThroughMock(
+      llm,
+      route,
+      modelRequest({ route, tools, messages: [question, assistant(assistantMessageOf(first.events)), toolResult(call.callId, call.name, output)] }),
+      { kind: "fixture", file: providerFixture("openai-responses", "openai-gpt4o-function-call-turn2-text.sse") },
+    );
+    expect(second.summary.outcome).toBe("ok");
+    const body1 = first.upstream?.body as Json;
+    const body2 = second.upstream?.body as Json;
+    expect(body1).toMatchObject({ model: turn1["model"], stream: true, store: false });
+    expect(body1).not.toHaveProperty("previous_response_id");
+    expect(body1["tools"]).toEqual([{ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters, strict: false }]);
+    expect(body1["input"]).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: turn1["input"][0].content }] }]);
+    // The recording reused the fc_ item id as call_id; the correct value is the item's call_id.
+    const expectedTail = turn2["input"].slice(1).map((item: Json) => ({ ...item, call_id: call.callId }));
+    expect(body2["input"].slice(1)).toEqual(expectedTail.map((item: Json) => (item["type"] === "function_call" ? { type: item["type"], call_id: item["call_id"], name: item["name"], arguments: item["arguments"] } : { type: item["type"], call_id: item["call_id"], output: item["output"] })));
+    expect(historyPrefixOf(first.upstream?.rawBody ?? "", second.upstream?.rawBody ?? "")).toBe(true);
+  });
+
+  it("replays the encrypted reasoning item before the function call it preceded", async () => {
+    const recorded = recordedRequest(providerFixture("openai-responses", "openai-gpt5-reasoning-encrypted-forced-function-call.request.json")).body;
+    const route = testRoute("openai-responses", llm, { upstreamModel: recorded["model"], supportsThinking: true, efforts: ["low", "medium", "high"], maxOutputTokens: undefined });
+    const tool = recorded["tools"][0];
+    const tools = [{ name: tool.name, description: tool.description, parametersJson: JSON.stringify(tool.parameters) }];
+    const question = userText(recorded["input"][0].content);
+    const file = providerFixture("openai-responses", "openai-gpt5-reasoning-encrypted-forced-function-call.sse");
+
+    const first = await callThroughMock(llm, route, modelRequest({ route, tools, messages: [question], spec: { effort: "low" } }), { kind: "fixture", file });
+    const body1 = first.upstream?.body as Json;
+    expect(body1["include"]).toEqual(recorded["include"]);
+    expect(body1["reasoning"]).toEqual({ effort: recorded["reasoning"].effort });
+    const call = first.summary.toolCalls[0];
+    if (call === undefined) throw new Error("no function call");
+
+    const history = [question, assistant(assistantMessageOf(first.events)), toolResult(call.callId, call.name, '{"ok":true}')];
+    const second = await callThroughMock(llm, route, modelRequest({ route, tools, messages: history, spec: { effort: "low" } }), {
+      kind: "fixture",
+      file: providerFixture("openai-responses", "openai-gpt4o-function-call-turn2-text.sse"),
+    });
+    const snapshot = terminalOutput(file);
+    const reasoning = snapshot.filter((i) => i["type"] === "reasoning");
+    expect(reasoning).toHaveLength(1);
+    expect(reasoning[0]?.["encrypted_content"]).toMatch(/^gAAAA/);
+    const input = (second.upstream?.body as Json)["input"] as Json[];
+    expect(input.map((i) => i["type"])).toEqual(["message", "reasoning", "function_call", "function_call_output"]);
+    expect(input[1]).toEqual(reasoning[0]);
+    expect(historyPrefixOf(first.upstream?.rawBody ?? "", second.upstream?.rawBody ?? "")).toBe(true);
+
+    // Another route gets the visible turn only.
+    const other = testRoute("openai-responses", llm, { id: "other-responses-route", supportsThinking: true, efforts: ["low"] });
+    const third = await callThroughMock(llm, other, modelRequest({ route: other, tools, messages: history }), {
+      kind: "fixture",
+      file: providerFixture("openai-responses", "openai-gpt4o-function-call-turn2-text.sse"),
+    });
+    expect(((third.upstream?.body as Json)["input"] as Json[]).map((i) => i["type"])).toEqual(["message", "function_call", "function_call_output"]);
+  });
+
+  it("replays reasoning summaries' item and the answer text in output order", async () => {
+    const route = testRoute("openai-responses", llm, { supportsThinking: true });
+    const file = providerFixture("openai-responses", "openai-o3mini-reasoning-summary-encrypted.sse");
+    const question = userText("How do I cross the street?");
+    const first = await callThroughMock(llm, route, modelRequest({ route, messages: [question] }), { kind: "fixture", file });
+    expect(first.summary.outcome).toBe("ok");
+    const second = await callThroughMock(llm, route, modelRequest({ route, messages: [question, assistant(assistantMessageOf(first.events)), userText("Thanks!")] }), {
+      kind: "fixture",
+      file: providerFixture("openai-responses", "openai-gpt4omini-text-logprobs.sse"),
+    });
+    const snapshot = terminalOutput(file);
+    const message = snapshot.find((i) => i["type"] === "message") as Json;
+    const input = (second.upstream?.body as Json)["input"] as Json[];
+    expect(input.map((i) => i["type"])).toEqual(["message", "reasoning", "message", "message"]);
+    expect(input[1]).toEqual(snapshot.find((i) => i["type"] === "reasoning"));
+    expect(input[2]).toEqual({ type: "message", role: "assistant", content: message["content"].map((c: Json) => ({ type: "output_text", text: c["text"], annotations: [] })) });
+  });
+});

@@ -1,0 +1,25 @@
+/** The openai-responses adapter: the Responses API through the OpenAI SDK. */
+import type { ResponseCreateParamsStreaming } from "openai/resources/responses/responses";
+import type { ProviderAdapter } from "../adapter.ts";
+import { createOpenAiClient, openAiSendFailure } from "../openai-client.ts";
+import { prepareWith } from "../prepare.ts";
+import { buildResponsesRequest } from "./request.ts";
+import { ResponsesStreamDecoder } from "./stream.ts";
+
+export const openAiResponsesAdapter: ProviderAdapter = {
+  kind: "openai-responses",
+  bind(route, log) {
+    const client = createOpenAiClient(route, log);
+    return {
+      route,
+      prepare: (request) =>
+        prepareWith(
+          () => buildResponsesRequest(request, route),
+          // Replayed reasoning items are passed through verbatim, which the SDK's input types cannot express.
+          (body, signal) => client.responses.create(body as unknown as ResponseCreateParamsStreaming, { signal }).asResponse(),
+        ),
+      toSendFailure: openAiSendFailure,
+      createDecoder: (writer) => new ResponsesStreamDecoder(writer, route),
+    };
+  },
+};

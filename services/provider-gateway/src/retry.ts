@@ -1,0 +1,83 @@
+/**
+ * Retries of the HTTP request before the first streamed byte: only failures
+ * that happen before the response headers (429, 5xx, 408, connection errors,
+ * header timeouts) are retried, at most `maxAttempts` attempts in total, with
+ * exponential backoff or the endpoint's Retry-After. Once a 2xx response is
+ * open nothing is retried here: the stream may already have reached the
+ * caller. The SDKs' own retries are off (maxRetries: 0) so this rule holds.
+ */
+import { classifySendFailure, type ClassifiedFailure, type SendFailure } from "./upstream-errors.ts";
+
+export interface RetryPolicy {
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** A Retry-After longer than this is not waited for: the attempt fails as is. */
+  readonly maxRetryAfterMs: number;
+}
+
+export const DEFAULT_BACKOFF = { baseDelayMs: 500, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 } as const;
+
+export type OpenOutcome =
+  | { readonly kind: "opened"; readonly response: Response; readonly attempts: number }
+  | { readonly kind: "failed"; readonly failure: ClassifiedFailure; readonly attempts: number }
+  | { readonly kind: "cancelled"; readonly attempts: number };
+
+export interface RetryHooks {
+  onRetry?(attempt: number, failure: ClassifiedFailure, delayMs: number): void;
+}
+
+/**
+ * Run `send` until it returns a response, fails for good, or `signal` aborts.
+ * `send` throws SDK errors; `toSendFailure` maps them (the adapter's SDK boundary).
+ */
+export async function openWithRetries(
+  send: (signal: AbortSignal) => Promise<Response>,
+  toSendFailure: (error: unknown) => SendFailure,
+  policy: RetryPolicy,
+  signal: AbortSignal,
+  hooks: RetryHooks = {},
+): Promise<OpenOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    if (signal.aborted) return { kind: "cancelled", attempts: attempt - 1 };
+    let failure: SendFailure;
+    try {
+      return { kind: "opened", response: await send(signal), attempts: attempt };
+    } catch (error) {
+      failure = signal.aborted ? { kind: "aborted" } : toSendFailure(error);
+    }
+    if (failure.kind === "aborted") return { kind: "cancelled", attempts: attempt };
+    const classified = classifySendFailure(failure);
+    const waitMs = classified.retryAfterMs ?? backoffDelayMs(attempt, policy);
+    if (!classified.retryable || attempt >= policy.maxAttempts || waitMs > policy.maxRetryAfterMs) {
+      return { kind: "failed", failure: classified, attempts: attempt };
+    }
+    hooks.onRetry?.(attempt, classified, waitMs);
+    if (!(await sleep(waitMs, signal))) return { kind: "cancelled", attempts: attempt };
+  }
+}
+
+/** Backoff before retry number `attempt` (1 = after the first failure): exponential, capped, with jitter. */
+export function backoffDelayMs(attempt: number, policy: Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">): number {
+  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(exponential * (0.75 + Math.random() * 0.25));
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve(false);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

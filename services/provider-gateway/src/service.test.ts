@@ -1,0 +1,203 @@
+/**
+ * The provider gateway as the run worker sees it: startProviderGateway on a
+ * real NATS bus (own prefix) in front of the mock LLM. ModelEvent frames with
+ * contiguous seq from 1, exactly one terminal, keepalives while the endpoint
+ * is silent, cancel over the bus reaching the upstream request, CONFIG for an
+ * unknown model, and the key from the env var sent upstream but never logged.
+ */
+import { Writable } from "node:stream";
+import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { busNames, ModelEventSchema, ModelFailureKind, ModelRequestSchema, type ModelEvent } from "@byok/contracts";
+import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestBus, waitFor, type TestBus } from "../../../tests/support/infra.ts";
+import { providerFixture, startMockLlm, type MockLlm } from "../../../tests/support/mock-llm.ts";
+import { loadConfig } from "./config.ts";
+import { startProviderGateway, type ProviderGateway } from "./service.ts";
+import { expectationFor } from "./testing/fixture-oracle.ts";
+
+const KEY = "sk-test-9f8e7d6c5b4a-not-a-real-key";
+
+let bus: TestBus;
+let llm: MockLlm;
+let nc: NatsConnection;
+let gateway: ProviderGateway | undefined;
+let logText: string;
+
+beforeEach(async () => {
+  bus = createTestBus();
+  llm = await startMockLlm();
+  nc = await connect({ servers: bus.natsUrl });
+  logText = "";
+});
+afterEach(async () => {
+  await gateway?.stop();
+  gateway = undefined;
+  await nc.close();
+  await llm.stop();
+  await bus.cleanup();
+});
+
+async function startGateway(env: Record<string, string> = {}): Promise<void> {
+  const config = loadConfig(
+    { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ...env },
+    {
+      providers: {
+        openai: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 30_000 },
+      },
+      models: [
+        {
+          id: "team-gpt",
+          displayName: "Team GPT",
+          provider: "openai",
+          upstreamModel: "gpt-4o",
+          contextWindow: 128_000,
+          efforts: [],
+          supportsThinking: false,
+          supportsImages: false,
+          replayReasoningContent: false,
+        },
+      ],
+    },
+  );
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logText += chunk.toString();
+      done();
+    },
+  });
+  gateway = await startProviderGateway(config, { log: pino({ level: "debug" }, sink) });
+}
+
+interface Invocation {
+  readonly frames: ModelEvent[];
+  readonly ended: Promise<ModelEvent[]>;
+}
+
+function invoke(request: MessageInitShape<typeof ModelRequestSchema>): Invocation {
+  const names = busNames(bus.prefix);
+  const inbox = createInbox();
+  const frames: ModelEvent[] = [];
+  const ended = new Promise<ModelEvent[]>((resolve) => {
+    nc.subscribe(inbox, {
+      callback: (_err, msg) => {
+        const frame = fromBinary(ModelEventSchema, msg.data);
+        frames.push(frame);
+        if (frame.event.case === "done" || frame.event.case === "failure") resolve(frames);
+      },
+    });
+  });
+  nc.publish(names.providerInvoke, toBinary(ModelRequestSchema, create(ModelRequestSchema, request)), { reply: inbox });
+  return { frames, ended };
+}
+
+function chatRequest(callId: string, modelId = "team-gpt"): MessageInitShape<typeof ModelRequestSchema> {
+  return {
+    callId,
+    runId: "run-nats",
+    conversationId: "conv-nats",
+    memberId: "member-1",
+    spec: { modelId },
+    prompt: { mode: "agent", systemText: "Be brief." },
+    messages: [{ body: { case: "user", value: { content: [{ part: { case: "text", value: { text: "What's the weather?" } } }] } } }],
+  };
+}
+
+function expectContiguous(frames: readonly ModelEvent[]): void {
+  expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => BigInt(i + 1)));
+  expect(frames.filter((f) => f.event.case === "done" || f.event.case === "failure")).toHaveLength(1);
+}
+
+describe("provider gateway on the bus", () => {
+  it("streams a call as ModelEvent frames with contiguous seq, sending the configured key upstream", async () => {
+    await startGateway();
+    const file = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+    llm.enqueue({ kind: "fixture", file });
+    const frames = await invoke(chatRequest("run-nats:1")).ended;
+    expectContiguous(frames);
+    expect(frames[0]?.event).toMatchObject({ case: "start", value: { providerKind: "openai-chat", routeId: "team-gpt", upstreamModel: "gpt-4o" } });
+    expect(frames.at(-1)?.event.case).toBe("done");
+    const text = frames.map((f) => (f.event.case === "textDelta" ? f.event.value.text : "")).join("");
+    expect(text).toBe(expectationFor("openai-chat", file).text);
+    expect(llm.requests[0]?.headers["authorization"]).toBe(`Bearer ${KEY}`);
+    expect(logText).toContain("model call ended");
+    expect(logText).not.toContain(KEY);
+    expect(logText).not.toContain("What's the weather?");
+  });
+
+  it("answers an unknown model id with one CONFIG failure", async () => {
+    await startGateway();
+    const frames = await invoke(chatRequest("run-nats:2", "no-such-model")).ended;
+    expect(frames).toHaveLength(1);
+    expect(frames[0]?.seq).toBe(1n);
+    expect(frames[0]?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.CONFIG } });
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it("cancels the upstream request on a message to the call's cancel subject", async () => {
+    await startGateway();
+    const handle = llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse"), holdAfterEvents: 4 });
+    const call = invoke(chatRequest("run-nats:3"));
+    await handle.held;
+    await waitFor(() => call.frames.some((f) => f.event.case === "textDelta"), "the first text delta on the bus");
+    nc.publish(busNames(bus.prefix).providerCancel("run-nats:3"));
+    const frames = await call.ended;
+    expectContiguous(frames);
+    expect(frames.at(-1)?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.CANCELLED } });
+    await waitFor(() => llm.requests[0]?.aborted, "the mock to see the upstream request aborted");
+  });
+
+  it("sends keepalives while the endpoint has not answered", async () => {
+    await startGateway({ PROVIDER_KEEPALIVE_MS: "100" });
+    const handle = llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse"), holdHeaders: true });
+    const call = invoke(chatRequest("run-nats:4"));
+    await handle.held;
+    await waitFor(() => call.frames.filter((f) => f.event.case === "keepalive").length >= 2, "two keepalive frames");
+    handle.release();
+    const frames = await call.ended;
+    expectContiguous(frames);
+    expect(frames.at(-1)?.event.case).toBe("done");
+  });
+
+  it("ends calls in flight with a retryable UNAVAILABLE when it stops", async () => {
+    await startGateway();
+    const handle = llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse"), holdHeaders: true });
+    const call = invoke(chatRequest("run-nats:5"));
+    await handle.held;
+    await gateway?.stop();
+    gateway = undefined;
+    const frames = await call.ended;
+    expect(frames.at(-1)?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.UNAVAILABLE, retryable: true } });
+  });
+});
+
+describe("configuration", () => {
+  it("refuses to start without the key, naming the variable", () => {
+    expect(() =>
+      loadConfig(
+        { BUS_PREFIX: "x" },
+        {
+          providers: { openai: { kind: "openai-chat", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 1000 } },
+          models: [{ id: "m", displayName: "M", provider: "openai", upstreamModel: "gpt-4o", contextWindow: 1000, efforts: [], supportsThinking: false, supportsImages: false, replayReasoningContent: false }],
+        },
+      ),
+    ).toThrow(/TEAM_OPENAI_KEY/);
+  });
+
+  it("never prints the key when the configuration is serialized or inspected", async () => {
+    const config = loadConfig(
+      { TEAM_OPENAI_KEY: KEY },
+      {
+        providers: { openai: { kind: "openai-chat", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 1000 } },
+        models: [{ id: "m", displayName: "M", provider: "openai", upstreamModel: "gpt-4o", contextWindow: 1000, efforts: [], supportsThinking: false, supportsImages: false, replayReasoningContent: false }],
+      },
+    );
+    const route = config.routes.get("m");
+    expect(route?.apiKey.reveal()).toBe(KEY);
+    const { inspect } = await import("node:util");
+    expect(JSON.stringify([...config.routes.values()])).not.toContain(KEY);
+    expect(inspect(config, { depth: 10 })).not.toContain(KEY);
+    expect(`${String(route?.apiKey)}`).not.toContain(KEY);
+  });
+});

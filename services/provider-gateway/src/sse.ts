@@ -1,0 +1,101 @@
+/**
+ * Server-sent events from a streaming HTTP body (provider-stream-semantics.md §0):
+ * `\n`, `\r\n` and `\r` line ends; `data:` lines joined with `\n`; one space
+ * after the colon removed; `:` comment lines and unknown fields ignored. An
+ * event ends at a blank line; an event still open at EOF is delivered with
+ * `terminated: false` (recorders and some servers drop the final blank line,
+ * and a cut stream ends mid-event: the decoder tells the two apart by whether
+ * the data parses).
+ *
+ * We parse the bytes ourselves instead of iterating the SDK's stream object:
+ * the SDKs drop events that have no `event:` line (Anthropic) and end the
+ * iteration silently on an aborted or half-closed body (OpenAI), while the
+ * gateway must dispatch on the JSON and tell a terminal signal from EOF.
+ */
+
+export interface SseEvent {
+  /** Value of the `event:` line, if any. */
+  readonly event: string | undefined;
+  readonly data: string;
+  /** False for an event that was still open when the body ended. */
+  readonly terminated: boolean;
+}
+
+export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
+  const decoder = new TextDecoder("utf-8");
+  const builder = new EventBuilder();
+  let buffer = "";
+  let pendingCr = false;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let start = 0;
+      for (let i = 0; i < buffer.length; i++) {
+        const ch = buffer.charCodeAt(i);
+        if (ch !== 10 && ch !== 13) continue;
+        if (ch === 10 && pendingCr && i === start) {
+          // Second half of a "\r\n" split across reads.
+          pendingCr = false;
+          start = i + 1;
+          continue;
+        }
+        const event = builder.line(buffer.slice(start, i));
+        if (event !== undefined) yield event;
+        if (ch === 13) {
+          if (i + 1 < buffer.length) {
+            if (buffer.charCodeAt(i + 1) === 10) i++;
+          } else {
+            pendingCr = true;
+          }
+        } else {
+          pendingCr = false;
+        }
+        start = i + 1;
+      }
+      buffer = buffer.slice(start);
+      if (buffer.length > 0) pendingCr = false;
+    }
+    buffer += decoder.decode();
+    if (buffer.length > 0) {
+      const event = builder.line(buffer);
+      if (event !== undefined) yield event;
+    }
+    const open = builder.flush();
+    if (open !== undefined) yield open;
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+class EventBuilder {
+  #event: string | undefined;
+  #data: string[] = [];
+
+  /** Feed one line (without its line end); returns an event at a blank line. */
+  line(line: string): SseEvent | undefined {
+    if (line === "") return this.#dispatch(true);
+    if (line.startsWith(":")) return undefined;
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") this.#data.push(value);
+    else if (field === "event") this.#event = value;
+    return undefined;
+  }
+
+  flush(): SseEvent | undefined {
+    return this.#dispatch(false);
+  }
+
+  #dispatch(terminated: boolean): SseEvent | undefined {
+    const hasData = this.#data.length > 0;
+    const event = hasData ? { event: this.#event, data: this.#data.join("\n"), terminated } : undefined;
+    this.#event = undefined;
+    this.#data = [];
+    return event;
+  }
+}
