@@ -1,7 +1,8 @@
 /**
  * Checkpoints (ConversationStateStructure) are rebuilt from the client's own
  * conversation_state, so fields this gateway does not understand survive; only
- * roots, turns, pending tool calls, token details and mode are replaced.
+ * roots, turns, pending tool calls, read paths, todos, token details and mode
+ * are replaced.
  */
 import { clone, create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
@@ -12,6 +13,10 @@ export interface CheckpointContent {
   turns: readonly Uint8Array[];
   /** Zero or one assistant JSON that is staged but not settled. */
   pending: readonly string[];
+  /** Files successfully Read in the conversation. */
+  readPaths: readonly string[];
+  /** Blob ids of the TodoItems. */
+  todos: readonly Uint8Array[];
   /** Context size of the last model call, when the provider reported it. */
   usedTokens: number | undefined;
   /** Context window of the run's model. */
@@ -27,6 +32,8 @@ export function buildCheckpoint(base: agent.ConversationStateStructure, content:
   checkpoint.rootPromptMessagesJson = [...content.roots];
   checkpoint.turns = [...content.turns];
   checkpoint.pendingToolCalls = [...content.pending];
+  checkpoint.readPaths = [...content.readPaths];
+  checkpoint.todos = [...content.todos];
   const tokens = base.tokenDetails ? clone(agent.ConversationTokenDetailsSchema, base.tokenDetails) : create(agent.ConversationTokenDetailsSchema);
   if (content.usedTokens !== undefined) tokens.usedTokens = Math.min(content.usedTokens, UINT32_MAX);
   tokens.maxTokens = Math.min(content.maxTokens, UINT32_MAX);
@@ -37,7 +44,7 @@ export function buildCheckpoint(base: agent.ConversationStateStructure, content:
 
 /** Blob ids a checkpoint references directly (inline JSON roots are not blobs). */
 export function referencedBlobIds(checkpoint: agent.ConversationStateStructure): Uint8Array[] {
-  return [...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES), ...checkpoint.turns];
+  return [...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES), ...checkpoint.turns, ...checkpoint.todos];
 }
 
 export function checkpointMessage(checkpoint: agent.ConversationStateStructure): agent.AgentServerMessage {

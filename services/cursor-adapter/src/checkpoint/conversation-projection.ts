@@ -1,19 +1,25 @@
 /**
  * The client-side picture of the conversation during one run: which roots are
- * settled, the run's turn, the last settled checkpoint. Produces the frames of a
- * commit in the order Cursor expects (cursor-agent-protocol §9.1, ARCHITECTURE
- * §6): every new blob SET and acknowledged -> turn_ended -> staged checkpoint
- * (pending = the assistant JSON, roots without it) -> settled checkpoint (roots
- * += assistant, pending empty).
+ * settled, the run's turn, read paths and todos, the last settled checkpoint.
+ * Produces the frames of a commit in the order Cursor expects
+ * (cursor-agent-protocol §4.5, §9, ARCHITECTURE §6), always after every new
+ * blob was SET and acknowledged:
+ * - final answer: turn_ended -> staged (pending = the assistant JSON, roots
+ *   without it) -> settled (roots += assistant, pending empty);
+ * - tool round staged: one staged checkpoint (pending = the whole assistant
+ *   with all its calls, roots unchanged);
+ * - tool round settled: one settled checkpoint (roots += the round's messages,
+ *   pending empty, read paths and todos updated).
  */
-import type { Message, Usage } from "@byok/contracts";
-import type { agent } from "@byok/cursor-protocol";
+import type { AssistantMessage, Message, Usage } from "@byok/contracts";
+import type { agent, tools } from "@byok/cursor-protocol";
 import { rootBytesOf, rootJsonOf, systemRootJson } from "../projection/root-json.ts";
 import { turnEndedMessage } from "../interaction/turn-ended.ts";
 import { buildCheckpoint, checkpointMessage, referencedBlobIds } from "./checkpoint-builder.ts";
 import type { ClientBlobs } from "./client-blobs.ts";
 import { BLOB_ID_BYTES } from "./blob-id.ts";
-import { stepBlobsOf, turnBlob, userMessageBlob } from "./turn-blobs.ts";
+import { todoBlob } from "./todo-blobs.ts";
+import { stepBlobsOf, toolCallStepBlob, turnBlob, userMessageBlob } from "./turn-blobs.ts";
 
 export interface ProjectionSetup {
   /** The client's conversation_state of this run request. */
@@ -42,6 +48,26 @@ export interface FinalAnswerCommit {
   thinkingDurationsMs: readonly number[];
 }
 
+export interface ToolRoundStaged {
+  /** The model's whole response: reasoning/text become turn steps now. */
+  assistant: AssistantMessage;
+  /** pending_tool_calls[0]: the assistant JSON with Cursor's pending metadata. */
+  pendingJson: string;
+  contextTokens: bigint | undefined;
+  thinkingDurationsMs: readonly number[];
+}
+
+export interface ToolRoundSettled {
+  /** The round's messages as committed, in commit order. */
+  messages: readonly Message[];
+  /** Completed tool cards, in the same order (turn steps). */
+  toolCalls: readonly tools.ToolCall[];
+  readPaths: readonly string[];
+  /** The conversation's todo list; undefined = unchanged. */
+  todos: readonly tools.TodoItem[] | undefined;
+  contextTokens: bigint | undefined;
+}
+
 const encoder = new TextEncoder();
 
 export class ConversationProjection {
@@ -54,12 +80,17 @@ export class ConversationProjection {
   #usedTokens: number | undefined;
   #lastSettled: agent.ConversationStateStructure | undefined;
   #rootsSaved: Promise<void>[] = [];
+  #readPaths: readonly string[];
+  #todoIds: readonly Uint8Array[];
 
   constructor(setup: ProjectionSetup) {
     this.#setup = setup;
     this.#blobs = setup.blobs;
+    this.#readPaths = setup.base.readPaths;
+    this.#todoIds = setup.base.todos;
     for (const root of setup.historyRoots) if (root.length === BLOB_ID_BYTES) this.#blobs.markHeld(root);
     for (const turn of setup.base.turns) this.#blobs.markHeld(turn);
+    for (const todo of setup.base.todos) this.#blobs.markHeld(todo);
     const systemRoot = this.#putRoot(encoder.encode(systemRootJson(setup.systemText)));
     this.#settledRoots = [systemRoot, ...setup.historyRoots];
     this.#userMessageId = setup.turn ? this.#blobs.put(userMessageBlob(setup.turn.userMessage)) : undefined;
@@ -88,16 +119,11 @@ export class ConversationProjection {
     const assistant = [...commit.appended].reverse().find((m) => m.body.case === "assistant");
     const newRoots = commit.appended.map((m) => this.#putRoot(rootBytesOf(m)));
     const newBlobs = [...newRoots];
-    if (this.#userMessageId !== undefined && assistant?.body.case === "assistant") {
-      const steps = stepBlobsOf(assistant.body.value, commit.thinkingDurationsMs).map((bytes) => this.#blobs.put(bytes));
-      this.#turnSteps = [...this.#turnSteps, ...steps];
-      this.#turnId = this.#blobs.put(turnBlob(this.#userMessageId, this.#turnSteps, this.#setup.turn?.requestId ?? ""));
-      newBlobs.push(...steps, this.#turnId);
-    }
+    if (assistant?.body.case === "assistant") newBlobs.push(...this.#addSteps(stepBlobsOf(assistant.body.value, commit.thinkingDurationsMs)));
     await this.#blobs.whenAcked(newBlobs);
     await this.#takeSavedRoots();
 
-    if (commit.contextTokens !== undefined) this.#usedTokens = Number(commit.contextTokens);
+    this.#noteContext(commit.contextTokens);
     const staged = this.#checkpoint(this.#settledRoots, assistant === undefined ? [] : [rootJsonOf(assistant)]);
     this.#settledRoots = [...this.#settledRoots, ...newRoots];
     const settled = this.#checkpoint(this.#settledRoots, []);
@@ -105,9 +131,47 @@ export class ConversationProjection {
     return [turnEndedMessage(commit.turnUsage), checkpointMessage(staged), checkpointMessage(settled)];
   }
 
+  /** Turn steps of the model's response SET and acknowledged, then the staged checkpoint of its tool round. */
+  async toolRoundStagedFrames(round: ToolRoundStaged): Promise<agent.AgentServerMessage[]> {
+    const newBlobs = this.#addSteps(stepBlobsOf(round.assistant, round.thinkingDurationsMs));
+    await this.#blobs.whenAcked(newBlobs);
+    this.#noteContext(round.contextTokens);
+    return [checkpointMessage(this.#checkpoint(this.#settledRoots, [round.pendingJson]))];
+  }
+
+  /** The round's roots, tool-call steps and todos SET and acknowledged, then the settled checkpoint. */
+  async toolRoundSettledFrames(round: ToolRoundSettled): Promise<agent.AgentServerMessage[]> {
+    const newRoots = round.messages.map((m) => this.#putRoot(rootBytesOf(m)));
+    const todoIds = round.todos?.map((todo) => this.#blobs.put(todoBlob(todo)));
+    const newBlobs = [...newRoots, ...(todoIds ?? []), ...this.#addSteps(round.toolCalls.map(toolCallStepBlob))];
+    await this.#blobs.whenAcked(newBlobs);
+    await this.#takeSavedRoots();
+
+    this.#noteContext(round.contextTokens);
+    this.#settledRoots = [...this.#settledRoots, ...newRoots];
+    this.#readPaths = [...round.readPaths];
+    if (todoIds !== undefined) this.#todoIds = todoIds;
+    const settled = this.#checkpoint(this.#settledRoots, []);
+    this.#lastSettled = settled;
+    return [checkpointMessage(settled)];
+  }
+
   /** The last settled checkpoint again (the success tail repeats it), if there is one. */
   repeatSettledFrame(): agent.AgentServerMessage | undefined {
     return this.#lastSettled === undefined ? undefined : checkpointMessage(this.#lastSettled);
+  }
+
+  /** Adds steps to the run's turn (when it has one); returns the new step blobs and the new turn blob. */
+  #addSteps(stepBytes: readonly Uint8Array[]): Uint8Array[] {
+    if (this.#userMessageId === undefined || stepBytes.length === 0) return [];
+    const steps = stepBytes.map((bytes) => this.#blobs.put(bytes));
+    this.#turnSteps = [...this.#turnSteps, ...steps];
+    this.#turnId = this.#blobs.put(turnBlob(this.#userMessageId, this.#turnSteps, this.#setup.turn?.requestId ?? ""));
+    return [...steps, this.#turnId];
+  }
+
+  #noteContext(contextTokens: bigint | undefined): void {
+    if (contextTokens !== undefined) this.#usedTokens = Number(contextTokens);
   }
 
   #putRoot(bytes: Uint8Array): Uint8Array {
@@ -127,6 +191,8 @@ export class ConversationProjection {
       roots,
       turns,
       pending,
+      readPaths: this.#readPaths,
+      todos: this.#todoIds,
       usedTokens: this.#usedTokens,
       maxTokens: this.#setup.contextWindow,
       mode: this.#setup.mode,

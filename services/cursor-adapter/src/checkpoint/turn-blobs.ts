@@ -1,11 +1,11 @@
 /**
  * The UI-facing history of the run's turn (cursor-agent-protocol §4.4): a
  * ConversationTurnStructure blob pointing at the UserMessage blob and one blob
- * per step (thinking, assistant text). Blobs are immutable, so every time steps
+ * per step (thinking, assistant text, completed tool call). Blobs are immutable, so every time steps
  * are added a new turn blob replaces the previous one in the checkpoint.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
-import { agent } from "@byok/cursor-protocol";
+import { agent, type tools } from "@byok/cursor-protocol";
 import type { AssistantMessage } from "@byok/contracts";
 
 /** Serialized steps for the reasoning and text parts of an assistant message. */
@@ -20,9 +20,14 @@ export function stepBlobsOf(assistant: AssistantMessage, thinkingDurationsMs: re
     } else if (p.case === "text") {
       steps.push(stepBytes({ case: "assistantMessage", value: create(agent.AssistantMessageSchema, { text: p.value.text }) }));
     }
-    // Tool-call steps carry typed ToolCalls; they come with tool rounds.
+    // Tool-call steps carry the completed typed ToolCall; they come with the settled round.
   }
   return steps;
+}
+
+/** The step of one completed tool call (the same typed card as tool_call_completed). */
+export function toolCallStepBlob(toolCall: tools.ToolCall): Uint8Array {
+  return stepBytes({ case: "toolCall", value: toolCall });
 }
 
 function stepBytes(message: agent.ConversationStep["message"]): Uint8Array {

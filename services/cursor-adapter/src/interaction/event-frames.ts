@@ -1,18 +1,23 @@
 /**
  * ClientEvents (the run owner's ephemeral UI stream) -> Cursor interaction
  * updates. Thinking blocks become thinking_delta* + thinking_completed{ms};
- * text becomes text_delta; usage becomes token_delta. A sequence gap (lost
- * events or a new owner) closes whatever UI block is open. Tool-call events are
- * ignored until tool rounds are mapped.
+ * text becomes text_delta; usage becomes token_delta; tool-call events become
+ * tool card placeholders (tool-call-frames.ts). A sequence gap (lost events or
+ * a new owner) closes whatever UI block is open.
  */
 import { create } from "@bufbuild/protobuf";
 import type { ClientEvent } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
+import { ToolCallFrames } from "./tool-call-frames.ts";
 import { interactionMessage } from "./update-message.ts";
 
 export interface EventFramesOptions {
   send(message: agent.AgentServerMessage): void;
   now(): number;
+  /** True for the run's dynamic MCP tools (default: none). */
+  isDynamicTool?(name: string): boolean;
+  /** model_call_id of model call `index` on tool cards (default: the index as text). */
+  modelCallIdOf?(modelCallIndex: number): string;
 }
 
 export class EventFrames {
@@ -23,16 +28,26 @@ export class EventFrames {
   #modelCallIndex: number | undefined;
   /** Thinking durations of the current model call, in block order. */
   #durations: number[] = [];
+  readonly toolCalls: ToolCallFrames;
 
   constructor(options: EventFramesOptions) {
     this.#options = options;
+    this.toolCalls = new ToolCallFrames({
+      send: (update) => this.#send(update),
+      isDynamicTool: (name) => options.isDynamicTool?.(name) ?? false,
+      modelCallIdOf: (index) => options.modelCallIdOf?.(index) ?? String(index),
+    });
   }
 
   accept(event: ClientEvent): void {
-    if (event.seq !== this.#lastSeq + 1n) this.closeOpenBlocks();
+    if (event.seq !== this.#lastSeq + 1n) {
+      this.closeOpenBlocks();
+      this.toolCalls.reset();
+    }
     this.#lastSeq = event.seq;
     if (this.#modelCallIndex !== event.modelCallIndex) {
       this.closeOpenBlocks();
+      this.toolCalls.reset();
       this.#modelCallIndex = event.modelCallIndex;
       this.#durations = [];
     }
@@ -62,9 +77,16 @@ export class EventFrames {
         return;
       }
       case "toolCallStart":
+        this.closeOpenBlocks();
+        this.toolCalls.start(event.modelCallIndex, e.value);
+        return;
       case "toolCallArgsDelta":
+        this.closeOpenBlocks();
+        this.toolCalls.delta(e.value);
+        return;
       case "toolCallEnd":
         this.closeOpenBlocks();
+        this.toolCalls.end(e.value);
         return;
       case undefined:
         return;

@@ -1,10 +1,12 @@
 /**
- * Prompt texts on disk: `<promptDir>/<mode>/system.md`, with `{{MODEL_NAME}}`
- * replaced by the model's display name. Files are read once per process so every
- * run of a mode gets byte-identical text (prefix stability across runs).
+ * Prompt assets on disk: `<promptDir>/<mode>/system.md`, with `{{MODEL_NAME}}`
+ * replaced by the model's display name, and the tool catalog (`tools.json` +
+ * `modes/<mode>.json`). Files are read once per process so every run of a mode
+ * gets byte-identical text and tools (prefix stability across runs).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadToolCatalog, ToolCatalogError, type ToolCatalog } from "../tools/index.ts";
 import type { PromptMode } from "./modes.ts";
 
 export const MODEL_NAME_PLACEHOLDER = "{{MODEL_NAME}}";
@@ -19,6 +21,16 @@ export class PromptAssets {
 
   constructor(dir: string) {
     this.#dir = dir;
+  }
+
+  /** tools.json + the mode manifests of this directory (read once per process). */
+  toolCatalog(): ToolCatalog {
+    try {
+      return loadToolCatalog(this.#dir);
+    } catch (cause) {
+      if (cause instanceof ToolCatalogError) throw new PromptAssetError(cause.message, { cause });
+      throw cause;
+    }
   }
 
   systemText(mode: PromptMode, modelDisplayName: string): string {

@@ -1,23 +1,25 @@
 /**
  * run_request -> PreparedRun (ARCHITECTURE §3, run flow step 1): resolve the
  * model, import the client's checkpoint history into the store, freeze the
- * PromptSpec, and decide the action: Start{context message if it changed, user
- * message} or Resume{pending assistant}.
+ * PromptSpec (system text + tools), and decide the action: Start{context
+ * message if it changed, user message} or Resume{pending assistant, whose tool
+ * calls the owner re-runs before any model call}.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { MessageSchema, PreparedRunSchema, type Message, type PreparedRun } from "@byok/contracts";
-import { agent } from "@byok/cursor-protocol";
+import { MessageSchema, PreparedRunSchema, type AssistantMessage, type Message, type PreparedRun } from "@byok/contracts";
+import { agent, type tools } from "@byok/cursor-protocol";
 import type { Logger, ModelConfig } from "@byok/platform";
 import { fetchBlobs, type BlobSources } from "../checkpoint/blob-fetch.ts";
 import { blobKey } from "../checkpoint/blob-id.ts";
 import { KvError } from "../checkpoint/kv-channel.ts";
-import { parsePendingAssistant, type PendingAssistant } from "../projection/pending-assistant.ts";
+import { decodeTodos, TodoBlobError } from "../checkpoint/todo-blobs.ts";
 import { RootParseError } from "../projection/root-import.ts";
 import { promptModeOf } from "../prompting/modes.ts";
 import { PromptAssetError, type PromptAssets } from "../prompting/prompt-assets.ts";
 import { buildPromptSpec } from "../prompting/prompt-spec.ts";
 import { SessionError, type SessionFailure } from "../session/failures.ts";
 import { StoreCallError, type StoreClient } from "../session/store-client.ts";
+import { McpRouteTable, parsePendingToolCallsJson, type PendingToolCalls } from "../tools/index.ts";
 import { HistoryImportError, readClientHistory, rootBlobIds } from "./client-history.ts";
 import { selectModel } from "./model-selection.ts";
 import { contextToAppend } from "./request-context.ts";
@@ -48,7 +50,25 @@ export interface RunPlan {
   userMessage: agent.UserMessage | undefined;
   /** The mode the turn asked for (written into checkpoints); undefined = keep the client's. */
   mode: agent.AgentMode | undefined;
+  tools: RunToolSetup;
 }
+
+/** What the run's tool calls are planned against. */
+export interface RunToolSetup {
+  /** Every tool of the PromptSpec, in its order. */
+  toolNames: string[];
+  dynamicToolNames: ReadonlySet<string>;
+  /** Routes of the client's MCP tools (run_request.mcp_tools; GetMcpTools adds more). */
+  mcp: McpRouteTable;
+  /** RequestContextEnv.terminals_folder ("" when not sent). */
+  terminalsFolder: string;
+  /** The conversation's todo list from the client's checkpoint. */
+  todos: tools.TodoItem[];
+  /** The staged round this run resumes: its call ids and original start time (when the JSON had one). */
+  resumedRound: { callIds: string[]; startedAtMs: number | undefined } | undefined;
+}
+
+type ParsedPending = Extract<PendingToolCalls, { kind: "ok" }>;
 
 export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   const { runRequest, log } = input;
@@ -67,27 +87,33 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     throw new SessionError({ kind: "invalid_request", message: `unsupported run action ${action?.case ?? "(none)"}` });
   }
   const turn = action.case === "userMessageAction" ? { userMessage: action.value.userMessage, requestContext: action.value.requestContext } : undefined;
+  const requestContext = action.value.requestContext;
   const userMessage = turn?.userMessage;
   if (turn !== undefined && userMessage === undefined) {
     throw new SessionError({ kind: "invalid_request", message: "user_message_action without a user message" });
   }
 
   const imageIds = userMessage ? imageBlobIdsToFetch(userMessage) : [];
-  const blobs = await mapFailures(() => fetchBlobs([...rootBlobIds(state.rootPromptMessagesJson), ...imageIds], input.blobSources));
+  const blobs = await mapFailures(() => fetchBlobs([...rootBlobIds(state.rootPromptMessagesJson), ...imageIds, ...state.todos], input.blobSources));
   const history = await mapFailures(async () =>
     readClientHistory(state.rootPromptMessagesJson, blobs, (index, reason) => log.warn({ root: index, reason }, "history root not imported")),
   );
+  const todos = await mapFailures(async () => decodeTodos(state.todos, blobs));
 
-  const pending = await mapFailures(async () => (state.pendingToolCalls[0] === undefined ? undefined : parsePendingAssistant(state.pendingToolCalls[0])));
+  const pending = pendingOf(state);
+  const hasToolCalls = pending !== undefined && pending.calls.length > 0;
   // A staged answer without tool calls was committed before the stream dropped: it is history.
-  const foldedRoots = pending !== undefined && !pending.hasToolCalls ? [assistantMessage(pending)] : [];
+  const foldedRoots = pending !== undefined && !hasToolCalls ? [assistantMessage(pending.assistant)] : [];
   const historyMessages = [...history.messages, ...foldedRoots];
 
   const baseRevisionId = await mapFailures(() => input.store.importHistory(conversationId, input.memberId, historyMessages));
 
   const turnMode = userMessage !== undefined && userMessage.mode !== agent.AgentMode.UNSPECIFIED ? userMessage.mode : undefined;
   const promptMode = promptModeOf(turnMode ?? state.mode, (runRequest.subagentTypeName ?? "") !== "");
-  const prompt = await mapFailures(async () => buildPromptSpec(input.prompts, promptMode, selection.model.displayName));
+  const mcpTools = runRequest.mcpTools?.mcpTools ?? [];
+  const built = await mapFailures(async () => buildPromptSpec(input.prompts, promptMode, selection.model.displayName, mcpTools));
+  if (built.kind === "protocol_error") throw new SessionError({ kind: "protocol", message: built.message });
+  const prompt = built.spec;
 
   let runAction: MessageInitShape<typeof PreparedRunSchema>["action"];
   let newRootMessages: Message[];
@@ -97,15 +123,17 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     const initialMessages = context ? [context, user] : [user];
     newRootMessages = [...foldedRoots, ...initialMessages];
     runAction = { case: "start", value: { initialMessages } };
-    if (pending?.hasToolCalls) log.info("a new user message replaces the staged tool round of the checkpoint");
+    if (hasToolCalls) log.info("a new user message replaces the staged tool round of the checkpoint");
   } else {
     newRootMessages = foldedRoots;
     // Pending tool calls are re-run by the owner before any model call.
     runAction = {
       case: "resume",
-      value: pending?.hasToolCalls ? { pendingAssistant: pending.assistant, pendingStartedAtMs: pending.startedAtMs } : {},
+      value: hasToolCalls ? { pendingAssistant: pending.assistant, pendingStartedAtMs: BigInt(pending.startedAtMs ?? 0) } : {},
     };
   }
+  const resumedRound =
+    userMessage === undefined && hasToolCalls ? { callIds: pending.calls.map((c) => c.callId), startedAtMs: pending.startedAtMs } : undefined;
 
   const run = create(PreparedRunSchema, {
     runId: input.runId,
@@ -125,11 +153,28 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     newRootMessages,
     userMessage,
     mode: turnMode,
+    tools: {
+      toolNames: prompt.tools.map((t) => t.name),
+      dynamicToolNames: built.dynamicToolNames,
+      mcp: new McpRouteTable(mcpTools),
+      terminalsFolder: requestContext?.env?.terminalsFolder ?? "",
+      todos,
+      resumedRound,
+    },
   };
 }
 
-function assistantMessage(pending: PendingAssistant): Message {
-  return create(MessageSchema, { body: { case: "assistant", value: pending.assistant } });
+/** The client's staged assistant (pending_tool_calls[0]), validated. */
+function pendingOf(state: agent.ConversationStateStructure): ParsedPending | undefined {
+  const json = state.pendingToolCalls[0];
+  if (json === undefined) return undefined;
+  const parsed = parsePendingToolCallsJson(json);
+  if (parsed.kind === "invalid") throw new SessionError({ kind: "protocol", message: parsed.message });
+  return parsed;
+}
+
+function assistantMessage(assistant: AssistantMessage): Message {
+  return create(MessageSchema, { body: { case: "assistant", value: assistant } });
 }
 
 /** Maps the foreign errors of preparation onto session failures, once. */
@@ -150,7 +195,7 @@ function failureOf(error: unknown): SessionFailure | undefined {
     if (error.kind === "FORBIDDEN") return { kind: "forbidden", message: error.message };
     return { kind: "store", message: error.message };
   }
-  if (error instanceof HistoryImportError || error instanceof RootParseError) return { kind: "protocol", message: error.message };
+  if (error instanceof HistoryImportError || error instanceof RootParseError || error instanceof TodoBlobError) return { kind: "protocol", message: error.message };
   if (error instanceof PromptAssetError) return { kind: "internal", message: error.message };
   return undefined;
 }

@@ -106,12 +106,46 @@ export function cancelCommandId(runId: string): string {
   return `${runId}:cancel`;
 }
 
+export function toolResultCommandId(runId: string, callId: string): string {
+  return `${runId}:result:${callId}`;
+}
+
 export async function publishCancel(nc: NatsConnection, names: BusNames, runId: string, reason: string, timeoutMs: number): Promise<void> {
   const commandId = cancelCommandId(runId);
-  const command = create(ClientCommandSchema, { commandId, command: { case: "cancel", value: { reason } } });
+  await publishCommand(nc, names, runId, { commandId, command: { case: "cancel", value: { reason } } }, timeoutMs, "cancel");
+}
+
+/** The client side ended the run with an error (e.g. a protocol error in its messages). */
+export async function publishClientClosed(nc: NatsConnection, names: BusNames, runId: string, error: string, timeoutMs: number): Promise<void> {
+  const commandId = `${runId}:closed`;
+  await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: { error } } }, timeoutMs, "client closed");
+}
+
+export interface ToolResultInit {
+  callId: string;
+  /** Always a string: what the model sees. */
+  content: string;
+  isError: boolean;
+}
+
+/** One tool result for the run owner; the command id makes a repeat a no-op on the stream. */
+export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: string, result: ToolResultInit, timeoutMs: number): Promise<void> {
+  const commandId = toolResultCommandId(runId, result.callId);
+  await publishCommand(nc, names, runId, { commandId, command: { case: "toolResult", value: result } }, timeoutMs, "tool result");
+}
+
+async function publishCommand(
+  nc: NatsConnection,
+  names: BusNames,
+  runId: string,
+  init: MessageInitShape<typeof ClientCommandSchema> & { commandId: string },
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const command = create(ClientCommandSchema, init);
   try {
-    await jetstream(nc).publish(names.runCommands(runId), toBinary(ClientCommandSchema, command), { msgID: commandId, timeout: timeoutMs });
+    await jetstream(nc).publish(names.runCommands(runId), toBinary(ClientCommandSchema, command), { msgID: init.commandId, timeout: timeoutMs });
   } catch (cause) {
-    throw new BusPublishError(`cannot publish cancel for run ${runId}: ${(cause as Error).message}`, { cause });
+    throw new BusPublishError(`cannot publish ${what} for run ${runId}: ${(cause as Error).message}`, { cause });
   }
 }

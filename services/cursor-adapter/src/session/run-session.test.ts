@@ -214,8 +214,11 @@ describe("run session", () => {
     expect(ack.error).toContain("no space left");
     expect(client.outcome).toMatchObject({ kind: "error", code: "unavailable" });
     expect(client.uiFrames()).toEqual([]);
-    // The owner is told to stop.
-    expect(await waitFor(() => world.lastCommand(r), "cancel command")).toMatchObject({ commandId: `${r}:cancel` });
+    // The owner is told to stop: the client side closed with an error (not a user cancel).
+    expect(await waitFor(() => world.lastCommand(r), "client closed command")).toMatchObject({
+      commandId: `${r}:closed`,
+      command: { case: "clientClosed", value: { error: expect.stringContaining("no space left") } },
+    });
   });
 
   it("holds the StateAck until the client acknowledged every blob", async () => {

@@ -1,7 +1,9 @@
 /**
  * One Cursor run (one request id): prepares and publishes the PreparedRun,
- * turns the run owner's events into frames, projects its commits into
- * checkpoints, relays cancel, and ends the Cursor stream exactly once.
+ * turns the run owner's events into frames, runs its tool rounds on the client
+ * (exec / interaction wire ids stay here), projects its commits into
+ * checkpoints, relays cancel, and ends the Cursor stream exactly once (running
+ * execs are aborted before an error end).
  *
  * Lifecycle: preparing (history import, blob SETs, subscriptions) -> running
  * (PreparedRun published) -> ended (EndStream written; bus subscriptions torn
@@ -15,12 +17,23 @@ import { ClientBlobs } from "../checkpoint/client-blobs.ts";
 import { ConversationProjection } from "../checkpoint/conversation-projection.ts";
 import { KvChannel, KvError } from "../checkpoint/kv-channel.ts";
 import { EventFrames } from "../interaction/event-frames.ts";
-import { prepareRun } from "../request/prepare-run.ts";
+import { prepareRun, type RunPlan } from "../request/prepare-run.ts";
 import type { EndOutcome, RunOpenContext, RunSession } from "../transport/session-port.ts";
 import type { SessionServices } from "./session-services.ts";
+import { ExecWire } from "./exec-wire.ts";
 import { cancelledOutcome, endOutcomeOf, SessionError } from "./failures.ts";
-import { BusPublishError, openRunBus, publishCancel, publishPreparedRun, type RunBus } from "./run-bus.ts";
+import {
+  BusPublishError,
+  openRunBus,
+  publishCancel,
+  publishClientClosed,
+  publishPreparedRun,
+  publishToolResult,
+  type RunBus,
+} from "./run-bus.ts";
 import { StateHandler } from "./state-handler.ts";
+import { ToolRoundCommits } from "./tool-round-commits.ts";
+import { ToolRoundDriver } from "./tool-round-driver.ts";
 
 /** How long a cancelled run may take to report its terminal before the stream ends anyway. */
 export const CANCEL_GRACE_MS = 1_500;
@@ -39,6 +52,8 @@ class CursorRunSession implements RunSession {
   readonly #kv: KvChannel;
   readonly #blobs: ClientBlobs;
   readonly #frames: EventFrames;
+  readonly #wire: ExecWire;
+  #plan: RunPlan | undefined;
   #bus: RunBus | undefined;
   #published = false;
   #ended = false;
@@ -55,7 +70,13 @@ class CursorRunSession implements RunSession {
     const send = (message: agent.AgentServerMessage) => context.stream.send(message);
     this.#kv = new KvChannel({ send, log: this.#log, setTimeoutMs: deps.timeouts.blobAckMs, getTimeoutMs: deps.timeouts.kvGetMs });
     this.#blobs = new ClientBlobs(this.#kv);
-    this.#frames = new EventFrames({ send, now: () => performance.now() });
+    this.#frames = new EventFrames({
+      send,
+      now: () => performance.now(),
+      isDynamicTool: (name) => this.#plan?.tools.dynamicToolNames.has(name) ?? false,
+      modelCallIdOf: (index) => `${this.#runId}:${index}`,
+    });
+    this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), log: this.#log });
   }
 
   start(): void {
@@ -75,10 +96,11 @@ class CursorRunSession implements RunSession {
       case "clientHeartbeat":
         return;
       case "execClientMessage":
+        return this.#toWire(() => this.#wire.onExecMessage(m.value));
       case "execClientControlMessage":
+        return this.#toWire(() => this.#wire.onExecControl(m.value));
       case "interactionResponse":
-        this.#log.debug({ message: m.case }, "client message ignored: tool rounds are not mapped yet");
-        return;
+        return this.#toWire(() => this.#wire.onInteractionResponse(m.value));
       case "runRequest":
       case "prewarmRequest":
         this.#log.warn({ message: m.case }, "second run start on a running request ignored");
@@ -94,6 +116,16 @@ class CursorRunSession implements RunSession {
 
   clientDisconnected(): void {
     this.#cancel("client disconnected");
+  }
+
+  /** Client answers to execs/queries; a tool that throws on them ends the run instead of the transport. */
+  #toWire(deliver: () => void): void {
+    if (this.#ended) return;
+    try {
+      deliver();
+    } catch (error) {
+      this.#fail(error);
+    }
   }
 
   async #prepareAndPublish(): Promise<void> {
@@ -121,6 +153,7 @@ class CursorRunSession implements RunSession {
       log: this.#log,
     });
     if (this.#ended) return;
+    this.#plan = plan;
 
     const projection = new ConversationProjection({
       base: plan.baseState,
@@ -137,9 +170,32 @@ class CursorRunSession implements RunSession {
     await projection.initialBlobsAcked();
     if (this.#ended) return;
 
+    const driver = new ToolRoundDriver({
+      conversationId: plan.run.conversationId,
+      setup: plan.tools,
+      readPaths: plan.baseState.readPaths,
+      wire: this.#wire,
+      send: (message) => stream.send(message),
+      modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
+      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.storeMs),
+      publishFailed: (error) => this.#fail(error),
+      ended: () => this.#ended,
+      now: () => Date.now(),
+      log: this.#log,
+    });
+    const rounds = new ToolRoundCommits({
+      projection,
+      driver,
+      setup: plan.tools,
+      store: this.#services.store,
+      thinkingDurations: () => this.#frames.thinkingDurations(),
+      log: this.#log,
+    });
     const stateHandler = new StateHandler({
       projection,
       frames: this.#frames,
+      driver,
+      rounds,
       send: (message) => stream.send(message),
       end: (outcome, byTerminal) => this.#end(outcome, byTerminal),
       ended: () => this.#ended,
@@ -194,6 +250,23 @@ class CursorRunSession implements RunSession {
     );
   }
 
+  /** The run owner must stop because this side failed (not a user cancel). */
+  #sendClientClosed(error: string): void {
+    if (this.#cancelSent) return;
+    this.#cancelSent = true;
+    const { deps } = this.#services;
+    publishClientClosed(deps.nc, deps.names, this.#runId, error, deps.timeouts.storeMs).catch((err: unknown) =>
+      this.#log.error({ err }, "client closed command not published"),
+    );
+  }
+
+  /** The client broke the exec/interaction protocol: logged here, never handed to the run owner as a result. */
+  #protocolError(message: string): void {
+    if (this.#ended) return;
+    this.#log.warn({ protocol_error: message }, "client protocol error");
+    this.#fail(new SessionError({ kind: "protocol", message }));
+  }
+
   #fail(error: unknown): void {
     if (this.#ended) return;
     const failure =
@@ -214,10 +287,15 @@ class CursorRunSession implements RunSession {
     if (byTerminal) this.#terminalSeen = true;
     if (this.#cancelTimer !== undefined) clearTimeout(this.#cancelTimer);
     this.#frames.closeOpenBlocks();
+    const aborted = this.#wire.abortRunning();
+    if (aborted.length > 0) this.#log.info({ exec_ids: aborted }, "running execs aborted");
     this.#context.stream.end(outcome);
     this.#kv.close("the run ended");
     // The owner is still running a run nobody listens to any more: stop it.
-    if (this.#published && !this.#terminalSeen) this.#sendCancel(outcome.kind === "ok" ? "client stream ended" : outcome.message);
+    if (this.#published && !this.#terminalSeen) {
+      if (outcome.kind === "error" && outcome.code !== "canceled") this.#sendClientClosed(outcome.message);
+      else this.#sendCancel(outcome.kind === "ok" ? "client stream ended" : outcome.message);
+    }
     void this.#bus?.close();
     this.#log.info({ outcome: outcome.kind === "ok" ? "ok" : outcome.code }, "run stream ended");
   }

@@ -1,11 +1,12 @@
 /**
  * StateEvents from the run owner (request/reply on byok.runs.<run_id>.state):
  * commits are projected into Cursor checkpoints before the StateAck (the
- * barrier), terminals end the stream. A new owner re-sends the pending event
- * after failover, so events are handled once per revision id / terminal and in
- * arrival order.
+ * barrier), ExecuteToolRound starts the round's tools (answered once they are
+ * dispatched, not when they finish), terminals end the stream. A new owner
+ * re-sends the pending event after failover, so events are handled once per
+ * (cause, round, revision) / round / terminal and in arrival order.
  */
-import { CommitCause, type RunTerminal, type StateCommitted, type StateEvent } from "@byok/contracts";
+import { CommitCause, type ExecuteToolRound, type RunTerminal, type StateCommitted, type StateEvent } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { BlobNotSyncedError } from "../checkpoint/client-blobs.ts";
@@ -13,12 +14,17 @@ import type { ConversationProjection } from "../checkpoint/conversation-projecti
 import { KvError } from "../checkpoint/kv-channel.ts";
 import type { EventFrames } from "../interaction/event-frames.ts";
 import type { EndOutcome } from "../transport/session-port.ts";
-import { cancelledOutcome, endOutcomeOf } from "./failures.ts";
+import { cancelledOutcome, endOutcomeOf, failureMessage, type SessionFailure } from "./failures.ts";
 import type { StateAckInit } from "./run-bus.ts";
+import { StoreCallError } from "./store-client.ts";
+import { RoundCommitError, type ToolRoundCommits } from "./tool-round-commits.ts";
+import type { ToolRoundDriver } from "./tool-round-driver.ts";
 
 export interface StateHandlerPorts {
   projection: ConversationProjection;
   frames: EventFrames;
+  driver: ToolRoundDriver;
+  rounds: ToolRoundCommits;
   send(message: agent.AgentServerMessage): void;
   /** Ends the Cursor stream; `byTerminal` = the run owner already finished the run. */
   end(outcome: EndOutcome, byTerminal: boolean): void;
@@ -52,7 +58,7 @@ export class StateHandler {
       case "terminal":
         return this.#terminal(e.value.outcome);
       case "executeToolRound":
-        return { ok: false, error: "tool rounds are not supported by this adapter yet" };
+        return this.#execute(e.value);
       case undefined:
         return { ok: false, error: "empty state event" };
       default: {
@@ -62,50 +68,71 @@ export class StateHandler {
     }
   }
 
+  #execute(round: ExecuteToolRound): StateAckInit {
+    if (this.#ports.ended()) return STREAM_CLOSED;
+    this.#ports.frames.closeOpenBlocks();
+    this.#ports.driver.execute(round.roundId, round.calls);
+    this.#ports.log.debug({ round_id: round.roundId, calls: round.calls.length }, "tool round dispatched");
+    return { ok: true };
+  }
+
   async #commit(committed: StateCommitted): Promise<StateAckInit> {
-    const key = committed.revisionId;
-    const seen = key === "" ? undefined : this.#commits.get(key);
+    // The staged commit of a round carries the revision the previous commit ended on: the key needs the cause.
+    const key = `${committed.cause}\u0000${committed.roundId}\u0000${committed.revisionId}`;
+    const seen = this.#commits.get(key);
     if (seen !== undefined) return seen;
     if (this.#ports.ended()) return STREAM_CLOSED;
     const ack = await this.#project(committed);
-    if (key !== "" && ack.ok) this.#commits.set(key, ack);
+    if (ack.ok) this.#commits.set(key, ack);
     return ack;
   }
 
   async #project(committed: StateCommitted): Promise<StateAckInit> {
-    switch (committed.cause) {
-      case CommitCause.FINAL_ANSWER:
-        break;
-      case CommitCause.TOOL_ROUND_STAGED:
-      case CommitCause.TOOL_RESULT:
-      case CommitCause.TOOL_ROUND_SETTLED:
-        return { ok: false, error: "tool rounds are not supported by this adapter yet" };
-      case CommitCause.UNSPECIFIED:
-        return { ok: false, error: "state commit without a cause" };
-      default:
-        return { ok: false, error: `unknown commit cause ${String(committed.cause)}` };
-    }
-    const { frames, projection } = this.#ports;
     let messages: agent.AgentServerMessage[];
     try {
-      messages = await projection.finalAnswerFrames({
-        appended: committed.appended,
-        turnUsage: committed.turnUsage,
-        contextTokens: committed.contextTokens,
-        thinkingDurationsMs: frames.thinkingDurations(),
-      });
+      const framed = await this.#framesOf(committed);
+      if (framed.kind === "rejected") return { ok: false, error: framed.error };
+      messages = framed.messages;
     } catch (error) {
-      if (!(error instanceof KvError) && !(error instanceof BlobNotSyncedError)) throw error;
-      this.#ports.log.warn({ err: error }, "client state could not be projected");
-      this.#ports.end(endOutcomeOf({ kind: "client_blob", message: error.message }), false);
-      return { ok: false, error: error.message };
+      const failure = projectionFailure(error);
+      if (failure === undefined) throw error;
+      this.#ports.log.warn({ err: error, cause: CommitCause[committed.cause] }, "client state could not be projected");
+      this.#ports.end(endOutcomeOf(failure), false);
+      return { ok: false, error: failureMessage(failure) };
     }
     // A cancel that won the race discards the not-yet-published checkpoints.
     if (this.#ports.ended()) return STREAM_CLOSED;
-    frames.closeOpenBlocks();
+    this.#ports.frames.closeOpenBlocks();
     for (const message of messages) this.#ports.send(message);
-    this.#ports.log.debug({ revision_id: committed.revisionId }, "final answer projected");
+    this.#ports.log.debug({ revision_id: committed.revisionId, cause: CommitCause[committed.cause], round_id: committed.roundId }, "commit projected");
     return { ok: true };
+  }
+
+  async #framesOf(committed: StateCommitted): Promise<{ kind: "frames"; messages: agent.AgentServerMessage[] } | { kind: "rejected"; error: string }> {
+    const { frames, projection, rounds } = this.#ports;
+    switch (committed.cause) {
+      case CommitCause.FINAL_ANSWER:
+        return {
+          kind: "frames",
+          messages: await projection.finalAnswerFrames({
+            appended: committed.appended,
+            turnUsage: committed.turnUsage,
+            contextTokens: committed.contextTokens,
+            thinkingDurationsMs: frames.thinkingDurations(),
+          }),
+        };
+      case CommitCause.TOOL_ROUND_STAGED:
+        return { kind: "frames", messages: await rounds.staged(committed) };
+      case CommitCause.TOOL_RESULT:
+        rounds.result(committed);
+        return { kind: "frames", messages: [] };
+      case CommitCause.TOOL_ROUND_SETTLED:
+        return { kind: "frames", messages: await rounds.settled(committed) };
+      case CommitCause.UNSPECIFIED:
+        return { kind: "rejected", error: "state commit without a cause" };
+      default:
+        return { kind: "rejected", error: `unknown commit cause ${String(committed.cause)}` };
+    }
   }
 
   #terminal(outcome: RunTerminal["outcome"]): StateAckInit {
@@ -137,4 +164,12 @@ export class StateHandler {
     }
     return { ok: true };
   }
+}
+
+/** Failures of projecting a commit that end the run (anything else is a bug and answered as not ok). */
+function projectionFailure(error: unknown): SessionFailure | undefined {
+  if (error instanceof KvError || error instanceof BlobNotSyncedError) return { kind: "client_blob", message: error.message };
+  if (error instanceof StoreCallError) return { kind: "store", message: error.message };
+  if (error instanceof RoundCommitError) return { kind: "internal", message: error.message };
+  return undefined;
 }

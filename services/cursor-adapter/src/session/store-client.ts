@@ -1,6 +1,7 @@
 /**
- * The store operations a session uses (history.import, blob.get, blob.put), typed,
- * with bus errors and StoreError responses mapped once into StoreCallError.
+ * The store operations a session uses (history.import, revision.messages,
+ * blob.get, blob.put), typed, with bus errors and StoreError responses mapped
+ * once into StoreCallError.
  */
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import { STORE_OPERATIONS, StoreErrorKind, type BusNames, type Message, type StoreOperation } from "@byok/contracts";
@@ -19,6 +20,8 @@ export class StoreCallError extends Error {
 
 export interface StoreClient {
   importHistory(conversationId: string, memberId: string, messages: Message[]): Promise<string>;
+  /** The full history of a revision, oldest first. */
+  revisionMessages(revisionId: string): Promise<Message[]>;
   /** The blobs the store has, by hex id; missing ids are simply absent. */
   getBlobs(ids: Uint8Array[]): Promise<Map<string, Uint8Array>>;
   putBlob(data: Uint8Array): Promise<void>;
@@ -49,6 +52,10 @@ export function createStoreClient(nc: NatsConnection, names: BusNames, timeoutMs
     async importHistory(conversationId, memberId, messages) {
       const response = await call(STORE_OPERATIONS.importHistory, { conversationId, memberId, messages });
       return response.revisionId;
+    },
+    async revisionMessages(revisionId) {
+      const response = await call(STORE_OPERATIONS.getRevisionMessages, { revisionId });
+      return response.messages;
     },
     async getBlobs(ids) {
       const found = new Map<string, Uint8Array>();

@@ -11,6 +11,7 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
+import type { AskQuestionInteractionQuery, AskQuestionInteractionResponse, DeleteArgs, DeleteResult, DiagnosticsArgs, DiagnosticsResult, GrepArgs, GrepResult, McpArgs, McpResult, McpStateExecArgs, McpStateExecResult, PartialToolCallUpdate, ReadArgs, ReadMcpResourceExecArgs, ReadMcpResourceExecResult, ReadResult, ShellArgs, ShellResult, ShellStream, ToolCall, ToolCallCompletedUpdate, ToolCallDeltaUpdate, ToolCallStartedUpdate, WriteArgs, WriteResult } from "./tools_pb.js";
 
 /**
  * Describes the file cursor/agent/v1/agent.proto.
@@ -870,6 +871,12 @@ export declare type ConversationStep = Message<"agent.v1.ConversationStep"> & {
     case: "assistantMessage";
   } | {
     /**
+     * @generated from field: agent.v1.ToolCall tool_call = 2;
+     */
+    value: ToolCall;
+    case: "toolCall";
+  } | {
+    /**
      * @generated from field: agent.v1.ThinkingMessage thinking_message = 3;
      */
     value: ThinkingMessage;
@@ -1091,6 +1098,18 @@ export declare type InteractionUpdate = Message<"agent.v1.InteractionUpdate"> & 
     case: "textDelta";
   } | {
     /**
+     * @generated from field: agent.v1.ToolCallStartedUpdate tool_call_started = 2;
+     */
+    value: ToolCallStartedUpdate;
+    case: "toolCallStarted";
+  } | {
+    /**
+     * @generated from field: agent.v1.ToolCallCompletedUpdate tool_call_completed = 3;
+     */
+    value: ToolCallCompletedUpdate;
+    case: "toolCallCompleted";
+  } | {
+    /**
      * @generated from field: agent.v1.ThinkingDeltaUpdate thinking_delta = 4;
      */
     value: ThinkingDeltaUpdate;
@@ -1101,6 +1120,12 @@ export declare type InteractionUpdate = Message<"agent.v1.InteractionUpdate"> & 
      */
     value: ThinkingCompletedUpdate;
     case: "thinkingCompleted";
+  } | {
+    /**
+     * @generated from field: agent.v1.PartialToolCallUpdate partial_tool_call = 7;
+     */
+    value: PartialToolCallUpdate;
+    case: "partialToolCall";
   } | {
     /**
      * @generated from field: agent.v1.TokenDeltaUpdate token_delta = 8;
@@ -1119,6 +1144,12 @@ export declare type InteractionUpdate = Message<"agent.v1.InteractionUpdate"> & 
      */
     value: TurnEndedUpdate;
     case: "turnEnded";
+  } | {
+    /**
+     * @generated from field: agent.v1.ToolCallDeltaUpdate tool_call_delta = 15;
+     */
+    value: ToolCallDeltaUpdate;
+    case: "toolCallDelta";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1263,6 +1294,65 @@ export declare type ExecServerMessage = Message<"agent.v1.ExecServerMessage"> & 
    * @generated from field: string exec_id = 15;
    */
   execId: string;
+
+  /**
+   * @generated from oneof agent.v1.ExecServerMessage.message
+   */
+  message: {
+    /**
+     * @generated from field: agent.v1.WriteArgs write_args = 3;
+     */
+    value: WriteArgs;
+    case: "writeArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.DeleteArgs delete_args = 4;
+     */
+    value: DeleteArgs;
+    case: "deleteArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.GrepArgs grep_args = 5;
+     */
+    value: GrepArgs;
+    case: "grepArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadArgs read_args = 7;
+     */
+    value: ReadArgs;
+    case: "readArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.DiagnosticsArgs diagnostics_args = 9;
+     */
+    value: DiagnosticsArgs;
+    case: "diagnosticsArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.McpArgs mcp_args = 11;
+     */
+    value: McpArgs;
+    case: "mcpArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.ShellArgs shell_stream_args = 14;
+     */
+    value: ShellArgs;
+    case: "shellStreamArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadMcpResourceExecArgs read_mcp_resource_exec_args = 18;
+     */
+    value: ReadMcpResourceExecArgs;
+    case: "readMcpResourceExecArgs";
+  } | {
+    /**
+     * @generated from field: agent.v1.McpStateExecArgs mcp_state_exec_args = 36;
+     */
+    value: McpStateExecArgs;
+    case: "mcpStateExecArgs";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -1284,6 +1374,71 @@ export declare type ExecClientMessage = Message<"agent.v1.ExecClientMessage"> & 
    * @generated from field: string exec_id = 15;
    */
   execId: string;
+
+  /**
+   * @generated from oneof agent.v1.ExecClientMessage.message
+   */
+  message: {
+    /**
+     * @generated from field: agent.v1.ShellResult shell_result = 2;
+     */
+    value: ShellResult;
+    case: "shellResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.WriteResult write_result = 3;
+     */
+    value: WriteResult;
+    case: "writeResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.DeleteResult delete_result = 4;
+     */
+    value: DeleteResult;
+    case: "deleteResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.GrepResult grep_result = 5;
+     */
+    value: GrepResult;
+    case: "grepResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadResult read_result = 7;
+     */
+    value: ReadResult;
+    case: "readResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.DiagnosticsResult diagnostics_result = 9;
+     */
+    value: DiagnosticsResult;
+    case: "diagnosticsResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.McpResult mcp_result = 11;
+     */
+    value: McpResult;
+    case: "mcpResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.ShellStream shell_stream = 14;
+     */
+    value: ShellStream;
+    case: "shellStream";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadMcpResourceExecResult read_mcp_resource_exec_result = 18;
+     */
+    value: ReadMcpResourceExecResult;
+    case: "readMcpResourceExecResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.McpStateExecResult mcp_state_exec_result = 36;
+     */
+    value: McpStateExecResult;
+    case: "mcpStateExecResult";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -1435,6 +1590,17 @@ export declare type InteractionQuery = Message<"agent.v1.InteractionQuery"> & {
    * @generated from field: uint32 id = 1;
    */
   id: number;
+
+  /**
+   * @generated from oneof agent.v1.InteractionQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: agent.v1.AskQuestionInteractionQuery ask_question_interaction_query = 3;
+     */
+    value: AskQuestionInteractionQuery;
+    case: "askQuestionInteractionQuery";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -1451,6 +1617,17 @@ export declare type InteractionResponse = Message<"agent.v1.InteractionResponse"
    * @generated from field: uint32 id = 1;
    */
   id: number;
+
+  /**
+   * @generated from oneof agent.v1.InteractionResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.AskQuestionInteractionResponse ask_question_interaction_response = 3;
+     */
+    value: AskQuestionInteractionResponse;
+    case: "askQuestionInteractionResponse";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
