@@ -6,7 +6,7 @@
  * aborted first), nothing of it is committed, and other runs go on.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RunStatus, type Message } from "@byok/contracts";
+import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import type { tools } from "@byok/cursor-protocol";
 import { waitFor } from "./support/infra.ts";
 import type { CursorRun, ExecContext, RunResult } from "./support/fake-cursor/index.ts";
@@ -33,8 +33,16 @@ async function storedResults(gw: GatewayHarness, conversationId: string): Promis
   return history.messages.filter((m) => m.body.case === "toolResult");
 }
 
-async function runEnds(gw: GatewayHarness, runId: string, status: RunStatus): Promise<void> {
-  await waitFor(async () => (await gw.store("getRun", { runId })).run?.status === status, `run ${runId} to be ${RunStatus[status]}`, 10_000);
+async function runEnds(gw: GatewayHarness, runId: string, status: RunStatus, failureKind = FailureKind.UNSPECIFIED): Promise<void> {
+  const run = await waitFor(
+    async () => {
+      const record = (await gw.store("getRun", { runId })).run;
+      return record?.status === status ? record : undefined;
+    },
+    `run ${runId} to be ${RunStatus[status]}`,
+    10_000,
+  );
+  expect(run.failureKind).toBe(failureKind);
 }
 
 function execIdsOf(result: RunResult, label: "exec" | "exec_abort"): number[] {
@@ -74,7 +82,7 @@ describe("exec protocol errors end to end", () => {
       expect(execIdsOf(result, "exec_abort")).toEqual([execId]);
       const abortAt = result.timeline.find((e) => e.kind === "frame" && e.label === `exec_abort#${execId}`)!.order;
       expect(abortAt).toBeLessThan(result.timeline.find((e) => e.kind === "end")!.order);
-      await runEnds(gw, result.requestId, RunStatus.CANCELLED);
+      await runEnds(gw, result.requestId, RunStatus.FAILED, FailureKind.PROTOCOL);
       expect(await storedResults(gw, chat.id)).toEqual([]);
       expect(gw.llm.requestsTo("openai-chat")).toHaveLength(1);
     });
@@ -107,7 +115,7 @@ describe("exec protocol errors end to end", () => {
     const execs = execIdsOf(result, "exec");
     expect(execs).toHaveLength(2);
     expect(execIdsOf(result, "exec_abort")).toHaveLength(1);
-    await runEnds(gw, result.requestId, RunStatus.CANCELLED);
+    await runEnds(gw, result.requestId, RunStatus.FAILED, FailureKind.PROTOCOL);
     const committed = await storedResults(gw, chat.id);
     expect(committed.map((m) => (m.body.case === "toolResult" ? m.body.value.callId : ""))).not.toContain("call_dup_b");
     expect(committed.filter((m) => m.body.case === "toolResult" && m.body.value.content === "a, again")).toEqual([]);
@@ -145,7 +153,7 @@ describe("exec protocol errors end to end", () => {
     expect(x.text).toBe("x.ts exports x.");
     const xResults = await storedResults(gw, chatX.id);
     expect(xResults.map((m) => (m.body.case === "toolResult" ? m.body.value.content : ""))).toEqual(["export const x = 1;\n"]);
-    await runEnds(gw, y.requestId, RunStatus.CANCELLED);
+    await runEnds(gw, y.requestId, RunStatus.FAILED, FailureKind.PROTOCOL);
     await runEnds(gw, x.requestId, RunStatus.COMPLETED);
   });
 });

@@ -160,7 +160,7 @@ export class RunActor {
         runId: prepared.runId,
         onStop: (command) => {
           this.#log.info({ command: command.kind }, "run stop requested by the client");
-          this.stop(command.kind === "cancel" ? { kind: "cancel_command", reason: command.reason } : { kind: "client_closed", error: command.error });
+          this.stop(command.kind === "cancel" ? { kind: "cancel_command", reason: command.reason } : { kind: "client_closed", error: command.error, failureKind: command.failureKind });
         },
         log: this.#log,
       });

@@ -11,11 +11,13 @@
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from "@nats-io/jetstream";
-import { ClientCommandSchema, type BusNames, type ClientCommand, type ToolResult } from "@byok/contracts";
+import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type ToolResult } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
 
-export type StopCommand = { readonly kind: "cancel"; readonly reason: string } | { readonly kind: "client_closed"; readonly error: string };
+export type StopCommand =
+  | { readonly kind: "cancel"; readonly reason: string }
+  | { readonly kind: "client_closed"; readonly error: string; readonly failureKind: FailureKind };
 
 export interface RunCommandFeed {
   /** The next tool result in arrival order; ABORTED when `signal` aborts first. */
@@ -53,7 +55,7 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
         options.onStop({ kind: "cancel", reason: c.value.reason });
         return;
       case "clientClosed":
-        options.onStop({ kind: "client_closed", error: c.value.error });
+        options.onStop({ kind: "client_closed", error: c.value.error, failureKind: c.value.failureKind });
         return;
       case undefined:
         log.warn({ command_id: command.commandId }, "ignoring a client command without payload");

@@ -36,7 +36,14 @@ describe("run outcomes", () => {
 
   it("cancels on client commands and abandons (hands over) on shutdown", () => {
     expect(stopped({ kind: "cancel_command", reason: "stop" })).toEqual({ kind: "cancelled", reason: "stop" });
-    expect(stopped({ kind: "client_closed", error: "socket reset" })).toEqual({ kind: "cancelled", reason: "client closed: socket reset" });
+    expect(stopped({ kind: "client_closed", error: "socket reset", failureKind: FailureKind.UNSPECIFIED })).toMatchObject({
+      kind: "failed",
+      failure: { kind: FailureKind.CLIENT, message: "client closed: socket reset" },
+    });
+    expect(stopped({ kind: "client_closed", error: "protocol error: unknown exec id 9", failureKind: FailureKind.PROTOCOL })).toMatchObject({
+      kind: "failed",
+      failure: { kind: FailureKind.PROTOCOL },
+    });
     expect(stopped({ kind: "shutdown" }).kind).toBe("abandoned");
   });
 

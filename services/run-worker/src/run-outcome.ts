@@ -28,7 +28,7 @@ export type FinalOutcome = Exclude<RunOutcome, { kind: "abandoned" }>;
 /** Why the actor stopped a run from outside the engine. */
 export type RunStopReason =
   | { readonly kind: "cancel_command"; readonly reason: string }
-  | { readonly kind: "client_closed"; readonly error: string }
+  | { readonly kind: "client_closed"; readonly error: string; readonly failureKind: FailureKind }
   | { readonly kind: "shutdown" };
 
 export function failed(kind: FailureKind, message: string, extra?: { modelFailureKind?: ModelFailureKind; retryable?: boolean }): Extract<RunOutcome, { kind: "failed" }> {
@@ -61,7 +61,8 @@ export function stopped(reason: RunStopReason): RunOutcome {
     case "cancel_command":
       return { kind: "cancelled", reason: reason.reason || "cancelled by the client" };
     case "client_closed":
-      return { kind: "cancelled", reason: reason.error ? `client closed: ${reason.error}` : "client closed" };
+      // The client ended the run because something failed on its side: a failure, not a cancel.
+      return failed(reason.failureKind === FailureKind.UNSPECIFIED ? FailureKind.CLIENT : reason.failureKind, reason.error ? `client closed: ${reason.error}` : "client closed");
     case "shutdown":
       return { kind: "abandoned", reason: "worker shutting down" };
     default:

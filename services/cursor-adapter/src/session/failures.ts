@@ -107,3 +107,26 @@ function errorDetails(error: aiserver.ErrorDetails_Error, title: string, detail:
     isExpected: false,
   });
 }
+
+/** How the run owner should record a run this adapter ended because of `failure`. */
+export function closeKindOf(failure: SessionFailure): FailureKind {
+  switch (failure.kind) {
+    case "protocol":
+    case "invalid_request":
+      return FailureKind.PROTOCOL;
+    case "store":
+      return FailureKind.STORE;
+    case "run_failed":
+      return failure.failed.kind;
+    case "unknown_model":
+    case "client_blob":
+    case "forbidden":
+    case "bus":
+    case "internal":
+      return FailureKind.CLIENT;
+    default: {
+      const never: never = failure;
+      throw new Error(`unhandled session failure ${JSON.stringify(never)}`);
+    }
+  }
+}

@@ -12,6 +12,7 @@ import {
   StateAckSchema,
   StateEventSchema,
   type BusNames,
+  type FailureKind,
   type ClientEvent,
   type PreparedRun,
   type StateEvent,
@@ -116,9 +117,15 @@ export async function publishCancel(nc: NatsConnection, names: BusNames, runId: 
 }
 
 /** The client side ended the run with an error (e.g. a protocol error in its messages). */
-export async function publishClientClosed(nc: NatsConnection, names: BusNames, runId: string, error: string, timeoutMs: number): Promise<void> {
+export async function publishClientClosed(
+  nc: NatsConnection,
+  names: BusNames,
+  runId: string,
+  closed: { error: string; failureKind: FailureKind },
+  timeoutMs: number,
+): Promise<void> {
   const commandId = `${runId}:closed`;
-  await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: { error } } }, timeoutMs, "client closed");
+  await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: closed } }, timeoutMs, "client closed");
 }
 
 export interface ToolResultInit {

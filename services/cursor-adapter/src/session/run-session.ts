@@ -9,7 +9,7 @@
  * (PreparedRun published) -> ended (EndStream written; bus subscriptions torn
  * down once in-flight state replies are sent).
  */
-import { assertSubjectToken, type ClientEvent } from "@byok/contracts";
+import { assertSubjectToken, FailureKind, type ClientEvent } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
@@ -21,7 +21,7 @@ import { prepareRun, type RunPlan } from "../request/prepare-run.ts";
 import type { EndOutcome, RunOpenContext, RunSession } from "../transport/session-port.ts";
 import type { SessionServices } from "./session-services.ts";
 import { ExecWire } from "./exec-wire.ts";
-import { cancelledOutcome, endOutcomeOf, SessionError } from "./failures.ts";
+import { cancelledOutcome, closeKindOf, endOutcomeOf, SessionError } from "./failures.ts";
 import {
   BusPublishError,
   openRunBus,
@@ -251,11 +251,11 @@ class CursorRunSession implements RunSession {
   }
 
   /** The run owner must stop because this side failed (not a user cancel). */
-  #sendClientClosed(error: string): void {
+  #sendClientClosed(error: string, failureKind: FailureKind): void {
     if (this.#cancelSent) return;
     this.#cancelSent = true;
     const { deps } = this.#services;
-    publishClientClosed(deps.nc, deps.names, this.#runId, error, deps.timeouts.storeMs).catch((err: unknown) =>
+    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.storeMs).catch((err: unknown) =>
       this.#log.error({ err }, "client closed command not published"),
     );
   }
@@ -278,10 +278,11 @@ class CursorRunSession implements RunSession {
             ? ({ kind: "bus", message: error.message } as const)
             : ({ kind: "internal", message: error instanceof Error ? error.message : String(error) } as const);
     this.#log.warn({ err: error, failure: failure.kind }, "run failed in the adapter");
-    this.#end(endOutcomeOf(failure), false);
+    this.#end(endOutcomeOf(failure), false, closeKindOf(failure));
   }
 
-  #end(outcome: EndOutcome, byTerminal: boolean): void {
+  /** `closeKind`: how the run owner records a run this side ends with an error. */
+  #end(outcome: EndOutcome, byTerminal: boolean, closeKind: FailureKind = FailureKind.CLIENT): void {
     if (this.#ended) return;
     this.#ended = true;
     if (byTerminal) this.#terminalSeen = true;
@@ -293,7 +294,7 @@ class CursorRunSession implements RunSession {
     this.#kv.close("the run ended");
     // The owner is still running a run nobody listens to any more: stop it.
     if (this.#published && !this.#terminalSeen) {
-      if (outcome.kind === "error" && outcome.code !== "canceled") this.#sendClientClosed(outcome.message);
+      if (outcome.kind === "error" && outcome.code !== "canceled") this.#sendClientClosed(outcome.message, closeKind);
       else this.#sendCancel(outcome.kind === "ok" ? "client stream ended" : outcome.message);
     }
     void this.#bus?.close();

@@ -180,6 +180,10 @@ export declare type RuntimeEvent = Message<"byok.v1.RuntimeEvent"> & {
 export declare const RuntimeEventSchema: GenMessage<RuntimeEvent>;
 
 /**
+ * The client side ended the run because of an error (not a user cancel): the run
+ * is recorded as failed with `failure_kind` (PROTOCOL for a broken client
+ * protocol, CLIENT otherwise; unset = CLIENT).
+ *
  * @generated from message byok.v1.ClientClosed
  */
 export declare type ClientClosed = Message<"byok.v1.ClientClosed"> & {
@@ -187,6 +191,11 @@ export declare type ClientClosed = Message<"byok.v1.ClientClosed"> & {
    * @generated from field: string error = 1;
    */
   error: string;
+
+  /**
+   * @generated from field: byok.v1.FailureKind failure_kind = 2;
+   */
+  failureKind: FailureKind;
 };
 
 /**
