@@ -121,6 +121,21 @@ describe("spine: a text turn through the whole gateway", () => {
     expect(user?.case).toBe("user");
   });
 
+  it("does not hold the model call for the client's blob ACKs; the checkpoints still wait for them", async () => {
+    gw.llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });
+    const chat = gw.client().conversation();
+    const result = await chat.send("Hello there", { modelId: gw.modelId, kv: { ackDelayMs: () => 1500 } }).finished;
+    expect(result.end, result.describe()).toEqual({ kind: "ok", metadata: {} });
+    expect(result.violations, result.describe()).toEqual([]);
+    const firstAck = result.timeline.find((e: TimelineEntry) => e.kind === "append" && e.label.startsWith("kv_ack#"));
+    expect(firstAck, result.describe()).toBeDefined();
+    const [request] = gw.llm.requestsTo("openai-chat");
+    // Both clocks in epoch milliseconds (the fake client and the mock live in this process).
+    expect(request!.receivedAt).toBeLessThan(performance.timeOrigin + firstAck!.at);
+    const firstCheckpoint = result.timeline.find((e: TimelineEntry) => e.kind === "frame" && e.label.startsWith("checkpoint:"));
+    expect(firstCheckpoint!.order).toBeGreaterThan(firstAck!.order);
+  });
+
   for (const start of ["stream-first", "append-first"] as const) {
     it(`works whichever half arrives first (${start}, gzip first append)`, async () => {
       gw.llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });

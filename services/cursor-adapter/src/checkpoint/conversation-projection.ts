@@ -80,6 +80,7 @@ export class ConversationProjection {
   #usedTokens: number | undefined;
   #lastSettled: agent.ConversationStateStructure | undefined;
   #rootsSaved: Promise<void>[] = [];
+  #initialAcked: Promise<void> | undefined;
   #readPaths: readonly string[];
   #todoIds: readonly Uint8Array[];
 
@@ -101,10 +102,17 @@ export class ConversationProjection {
     for (const message of messages) this.#settledRoots.push(this.#putRoot(rootBytesOf(message)));
   }
 
-  /** Resolves when every blob SET so far was acknowledged. */
-  async initialBlobsAcked(): Promise<void> {
-    await this.#blobs.whenAcked([...this.#settledRoots, ...(this.#userMessageId ? [this.#userMessageId] : [])]);
-    await this.#takeSavedRoots();
+  /**
+   * Resolves when the blobs of the history and the run's initial messages are
+   * acknowledged. The model call does not wait for this; every checkpoint does
+   * (they all reference these roots).
+   */
+  initialBlobsAcked(): Promise<void> {
+    this.#initialAcked ??= (async () => {
+      await this.#blobs.whenAcked([...this.#settledRoots, ...(this.#userMessageId ? [this.#userMessageId] : [])]);
+      await this.#takeSavedRoots();
+    })();
+    return this.#initialAcked;
   }
 
   get settledRoots(): readonly Uint8Array[] {
@@ -120,7 +128,7 @@ export class ConversationProjection {
     const newRoots = commit.appended.map((m) => this.#putRoot(rootBytesOf(m)));
     const newBlobs = [...newRoots];
     if (assistant?.body.case === "assistant") newBlobs.push(...this.#addSteps(stepBlobsOf(assistant.body.value, commit.thinkingDurationsMs)));
-    await this.#blobs.whenAcked(newBlobs);
+    await Promise.all([this.initialBlobsAcked(), this.#blobs.whenAcked(newBlobs)]);
     await this.#takeSavedRoots();
 
     this.#noteContext(commit.contextTokens);
@@ -134,7 +142,7 @@ export class ConversationProjection {
   /** Turn steps of the model's response SET and acknowledged, then the staged checkpoint of its tool round. */
   async toolRoundStagedFrames(round: ToolRoundStaged): Promise<agent.AgentServerMessage[]> {
     const newBlobs = this.#addSteps(stepBlobsOf(round.assistant, round.thinkingDurationsMs));
-    await this.#blobs.whenAcked(newBlobs);
+    await Promise.all([this.initialBlobsAcked(), this.#blobs.whenAcked(newBlobs)]);
     this.#noteContext(round.contextTokens);
     return [checkpointMessage(this.#checkpoint(this.#settledRoots, [round.pendingJson]))];
   }
@@ -144,7 +152,7 @@ export class ConversationProjection {
     const newRoots = round.messages.map((m) => this.#putRoot(rootBytesOf(m)));
     const todoIds = round.todos?.map((todo) => this.#blobs.put(todoBlob(todo)));
     const newBlobs = [...newRoots, ...(todoIds ?? []), ...this.#addSteps(round.toolCalls.map(toolCallStepBlob))];
-    await this.#blobs.whenAcked(newBlobs);
+    await Promise.all([this.initialBlobsAcked(), this.#blobs.whenAcked(newBlobs)]);
     await this.#takeSavedRoots();
 
     this.#noteContext(round.contextTokens);

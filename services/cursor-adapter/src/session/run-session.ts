@@ -167,8 +167,8 @@ class CursorRunSession implements RunSession {
       onNewRoot: (bytes) => this.#services.store.putBlob(bytes).catch((error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store")),
     });
     projection.appendInitialMessages(plan.newRootMessages);
-    await projection.initialBlobsAcked();
-    if (this.#ended) return;
+    // The client's ACKs for these blobs gate the first checkpoint, not the model call.
+    projection.initialBlobsAcked().catch((error: unknown) => this.#fail(error));
 
     const driver = new ToolRoundDriver({
       conversationId: plan.run.conversationId,
