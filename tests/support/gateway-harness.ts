@@ -52,6 +52,10 @@ export interface GatewayHarnessOptions {
   providerMaxAttempts?: number;
   /** Also start the edge proxy in front of the adapter (pass-through traffic goes to a closed local port). */
   edgeProxy?: boolean;
+  /** NATS server for the whole gateway (default: NATS_URL, the machine's); failure tests pass a private one. */
+  natsUrl?: string;
+  /** Postgres server (admin database URL) for the test database (default: DATABASE_URL, the machine's). */
+  databaseAdminUrl?: string;
 }
 
 export interface EdgeProxyHandle {
@@ -94,6 +98,12 @@ export interface GatewayHarness {
   /** A query on the test database (read-only checks). */
   sql<T extends Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   startWorker(): Promise<WorkerHandle>;
+  /**
+   * The environment a run worker of this gateway gets (bus, log level, the
+   * harness's runWorker overrides, WORKER_ID): for a worker started as a child
+   * process (`node services/run-worker/src/main.ts`).
+   */
+  runWorkerEnv(workerId: string): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -135,9 +145,9 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   };
 
   try {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase(options.databaseAdminUrl);
     cleanups.push(() => db.drop());
-    const bus = createTestBus();
+    const bus = createTestBus(options.natsUrl);
     cleanups.push(() => bus.cleanup());
     const llm = await startMockLlm();
     cleanups.push(() => llm.stop());
@@ -147,6 +157,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
 
     const configPath = await writeHarnessGatewayConfig(dir, llm, options);
     const busEnv = { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: process.env["HARNESS_LOG_LEVEL"] || "silent" };
+    const runWorkerEnv = (workerId: string): Record<string, string> => ({ ...busEnv, WORKER_ID: workerId, ...options.env?.runWorker });
 
     const nc = await connectNats(bus.natsUrl, "gateway-harness", silentLogger());
     cleanups.push(() => nc.close());
@@ -163,7 +174,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     const workers: WorkerHandle[] = [];
     const startWorker = async (): Promise<WorkerHandle> => {
       const index = workers.length + 1;
-      const worker = await startRunWorker(loadWorkerConfig({ ...busEnv, WORKER_ID: `harness-worker-${index}`, ...options.env?.runWorker }), {
+      const worker = await startRunWorker(loadWorkerConfig(runWorkerEnv(`harness-worker-${index}`)), {
         log: serviceLogger(`run-worker-${index}`),
       });
       const handle: WorkerHandle = { workerId: worker.workerId, runsTaken: () => worker.runsTaken(), stop: () => worker.stop() };
@@ -218,6 +229,8 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     });
 
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    // An idle connection dropped by a database restart (failure tests) must not crash the test process.
+    pool.on("error", () => undefined);
     cleanups.push(() => pool.end());
 
     return {
@@ -245,6 +258,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
         return result.rows as T[];
       },
       startWorker,
+      runWorkerEnv,
       stop: cleanup,
     };
   } catch (err) {

@@ -22,23 +22,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database `byok_test_<random>` on the DATABASE_URL server. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** Creates an empty database `byok_test_<random>` on the DATABASE_URL server (or on the server of `adminUrl`). */
+export async function createTestDatabase(adminUrl: string = ADMIN_DATABASE_URL): Promise<TestDatabase> {
   const name = `byok_test_${suffix()}`;
-  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
-  const url = new URL(ADMIN_DATABASE_URL);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     name,
     async drop() {
-      const c = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+      const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       try {
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -57,13 +57,14 @@ export interface TestBus {
   cleanup(): Promise<void>;
 }
 
-export function createTestBus(): TestBus {
+/** A private prefix on the NATS_URL server (or on the server at `natsUrl`). */
+export function createTestBus(natsUrl: string = NATS_URL): TestBus {
   const prefix = `t${suffix()}`;
   return {
     prefix,
-    natsUrl: NATS_URL,
+    natsUrl,
     async cleanup() {
-      const nc = await connect({ servers: NATS_URL });
+      const nc = await connect({ servers: natsUrl });
       try {
         const jsm = await jetstreamManager(nc);
         const upper = prefix.toUpperCase();

