@@ -5,7 +5,8 @@
  * after the kill a second worker starts, JetStream redelivers the run (short
  * ack wait), and the new owner continues from the store. What a member sees:
  * the turn still completes, no tool runs twice in the IDE, the round is
- * projected once, and the store keeps every message exactly once.
+ * projected once, and the store keeps every message exactly once; a model
+ * call the dead worker had open is aborted upstream.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
@@ -19,6 +20,8 @@ import { afterLastUser, chatMessages, chatStream, enqueueChat, execArgs, finishe
 
 /** Redelivery within ~2 s of the crash instead of the default 30 s. */
 const FAST_REDELIVERY = { RUN_ACK_WAIT_MS: "2000", RUN_WORKING_INTERVAL_MS: "500" };
+/** The provider gateway notices a dead caller within ~2.5 s instead of ~7 s. */
+const FAST_CALLER_PROBES = { PROVIDER_CALLER_PROBE_MS: "250" };
 
 const CALL_A = "call_kill_read_a";
 const CALL_B = "call_kill_read_b";
@@ -43,7 +46,7 @@ describe("run worker killed with SIGKILL", () => {
   let gw: GatewayHarness;
   const processes = new TestProcesses();
   beforeEach(async () => {
-    gw = await startGateway({ workers: 0, env: { runWorker: FAST_REDELIVERY } });
+    gw = await startGateway({ workers: 0, env: { runWorker: FAST_REDELIVERY, providerGateway: FAST_CALLER_PROBES } });
   });
   afterEach(async () => {
     try {
@@ -142,6 +145,10 @@ describe("run worker killed with SIGKILL", () => {
     await run.waitForFrame((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta", "text of the first attempt");
     const exit = await doomed.kill("SIGKILL");
     expect(exit.signal).toBe("SIGKILL");
+    // Nobody answers the gateway's caller probes any more: it aborts the dead worker's upstream request
+    // instead of keeping it open (and spending tokens) until the endpoint is done.
+    const orphaned = await first.request;
+    await waitFor(() => orphaned.aborted, "the gateway to abort the dead worker's model call", 10_000);
 
     await gw.startWorker();
     const result = await finishedOk(run);

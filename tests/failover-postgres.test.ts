@@ -4,13 +4,15 @@
  * and data directory; never the machine's shared one), which is stopped
  * (SIGTERM: a fast shutdown) and started again on the same data. The store's
  * pool drops the dead connections and opens new ones: nothing else restarts.
+ * While the database is down the store answers UNAVAILABLE, and the worker
+ * retries recording a run's end until it is back.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
-import { RunStatus, StoreErrorKind } from "@byok/contracts";
+import { FailureKind, RunStatus, STORE_OPERATIONS, StoreErrorKind } from "@byok/contracts";
 import type { tools } from "@byok/cursor-protocol";
 import { waitFor } from "./support/infra.ts";
-import type { ExecContext } from "./support/fake-cursor/index.ts";
+import type { ExecContext, KvBehaviour } from "./support/fake-cursor/index.ts";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
 import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages, enqueueChat, execArgs, finishedOk, readSuccess, textOf } from "./tools-support.ts";
@@ -18,6 +20,33 @@ import { afterLastUser, chatMessages, enqueueChat, execArgs, finishedOk, readSuc
 function afterUser(messages: readonly Message[]): Message[] {
   const last = messages.map((m) => m.body.case).lastIndexOf("user");
   return messages.slice(last + 1);
+}
+
+/**
+ * KV behaviour that holds the client's ACK of the final answer's blob: when the
+ * adapter SETs it, the answer is already appended in the store and the worker
+ * waits for the barrier. `held` resolves at that point; `release()` ACKs.
+ */
+function holdAnswerAck(answer: string): { kv: KvBehaviour; held: Promise<void>; release: () => void } {
+  let onHeld!: () => void;
+  const held = new Promise<void>((resolve) => (onHeld = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const kv: KvBehaviour = {
+    ackAfter: (set) => {
+      if (!new TextDecoder().decode(set.data).includes(answer)) return undefined;
+      onHeld();
+      return released;
+    },
+  };
+  return { kv, held, release };
+}
+
+/** Counts the requests of one store operation (the test listens on its subject, outside the store's queue group). */
+function countRequests(gw: GatewayHarness, operation: string): { count(): number; stop(): void } {
+  let count = 0;
+  const sub = gw.nc.subscribe(gw.names.store(operation), { callback: () => void (count += 1) });
+  return { count: () => count, stop: () => sub.unsubscribe() };
 }
 
 describe("Postgres restarted under the store", () => {
@@ -52,9 +81,9 @@ describe("Postgres restarted under the store", () => {
     expect(first.text).toBe("Stored before the restart.");
 
     await postgres.stop();
-    // Down means down: the store answers with an error, at once.
+    // Down means down: the store answers at once that the database is unavailable (a caller may retry).
     const whileDown = await gw.store("getConversation", { conversationId: chat.id });
-    expect(whileDown.error?.kind).toBe(StoreErrorKind.INTERNAL);
+    expect(whileDown.error?.kind).toBe(StoreErrorKind.UNAVAILABLE);
     await postgres.start();
 
     enqueueChat(gw, { id: "chatcmpl-pg-2", text: "Answered after the restart." });
@@ -136,13 +165,74 @@ describe("Postgres restarted under the store", () => {
     expect(result.checkpoints.map((c) => c.kind)).toEqual(["staged"]);
 
     await postgres.start();
+    // The worker kept retrying to record the failure: once the database is back, the run is FAILED (store), no next turn needed.
+    const record = await waitFor(async () => {
+      const r = (await gw.store("getRun", { runId: run.requestId })).run;
+      return r?.status !== RunStatus.RUNNING && r;
+    }, "the failed run's end to be recorded", 10_000);
+    expect(record).toMatchObject({ status: RunStatus.FAILED, failureKind: FailureKind.STORE });
     // Nothing of the round was stored: the conversation still ends with the user's message.
     expect(afterUser(await storedMessages(chat.id))).toEqual([]);
     enqueueChat(gw, { id: "chatcmpl-pg-down-2", text: "The database is back." });
     const next = await finishedOk(chat.send("Again?", { modelId: gw.modelId }));
     expect(next.violations, next.describe()).toEqual([]);
     expect(next.text).toBe("The database is back.");
-    // The failed run could not record its end while the database was down; the next turn took the conversation over.
-    await waitFor(async () => (await gw.store("getRun", { runId: run.requestId })).run?.status === RunStatus.CANCELLED, "the first run to be superseded", 10_000);
+  });
+
+  it("the database stops after the final answer is stored: the run's end is recorded once it is back, and the IDE sees the turn complete", async () => {
+    const answer = "Stored, then the database went away.";
+    enqueueChat(gw, { id: "chatcmpl-pg-final", text: answer, usage: { prompt: 40, completion: 8 } });
+    const finishes = countRequests(gw, STORE_OPERATIONS.finishRun.name);
+    const hold = holdAnswerAck(answer);
+    const chat = gw.client().conversation();
+    const run = chat.send("Answer, please.", { modelId: gw.modelId, kv: hold.kv });
+    await hold.held;
+    await postgres.stop();
+    hold.release();
+    // The worker's run.finish meets the stopped database.
+    await waitFor(() => finishes.count() >= 1, "run.finish sent while the database is down", 10_000);
+    await postgres.start();
+
+    const result = await finishedOk(run);
+    finishes.stop();
+    const frames = result.describe();
+    expect(result.violations, frames).toEqual([]);
+    expect(result.text).toBe(answer);
+    expect(result.turnEnded?.outputTokens).toBe(8n);
+    expect(finishes.count(), "run.finish retried").toBeGreaterThan(1);
+    const record = (await gw.store("getRun", { runId: run.requestId })).run;
+    expect(record).toMatchObject({ status: RunStatus.COMPLETED, beginCount: 1 });
+    expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
+  });
+
+  it("the database stays down longer than the worker retries run.finish: a later delivery finds the final answer and completes the run, without a second model call", async () => {
+    // A worker that gives up on run.finish after 300 ms and leaves the run to a later delivery.
+    await gw.stop();
+    gw = await startGateway({ databaseAdminUrl: postgres.adminUrl, env: { runWorker: { RUN_FINISH_RETRY_MS: "300" } } });
+    const answer = "Recorded by a later delivery.";
+    enqueueChat(gw, { id: "chatcmpl-pg-redelivery", text: answer });
+    const begins = countRequests(gw, STORE_OPERATIONS.beginRun.name);
+    const hold = holdAnswerAck(answer);
+    const chat = gw.client().conversation();
+    const run = chat.send("Answer, please.", { modelId: gw.modelId, kv: hold.kv });
+    await hold.held;
+    await postgres.stop();
+    hold.release();
+    // The message was nak'ed and delivered again: that delivery's run.begin meets the stopped database too.
+    await waitFor(() => begins.count() >= 2, "the run delivered again while the database is down", 15_000);
+    await postgres.start();
+
+    const result = await finishedOk(run);
+    begins.stop();
+    const frames = result.describe();
+    expect(result.violations, frames).toEqual([]);
+    expect(result.text).toBe(answer);
+    // The answer was projected once (the new owner's repeated commit changed nothing), then the success tail.
+    expect(result.checkpoints.map((c) => c.kind), frames).toEqual(["staged", "settled", "settled"]);
+    expect(gw.llm.requestsTo("openai-chat")).toHaveLength(1);
+    const record = (await gw.store("getRun", { runId: run.requestId })).run;
+    expect(record?.status).toBe(RunStatus.COMPLETED);
+    expect(record?.beginCount).toBeGreaterThanOrEqual(2);
+    expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
   });
 });

@@ -397,8 +397,58 @@ describe("run worker", () => {
       expect(record.status).toBe(RunStatus.CANCELLED);
       expect(record.failureMessage).toMatch(/client gone/);
     }
-    expect(silent.states.filter((s) => s.event.case === "terminal")).toHaveLength(1);
+    // An unanswered terminal is sent again, a bounded number of times.
+    await waitFor(() => silent.states.filter((s) => s.event.case === "terminal").length === 3, "the terminal sent three times");
     expect((await silent.terminal).outcome.case).toBe("cancelled");
+  });
+
+  it("sends the terminal again when the first one gets no answer", async () => {
+    const stack = await startStack({ workerEnv: { STATE_ACK_TIMEOUT_MS: "300" } });
+    stack.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks: textAnswer("The end gets lost once.") });
+    let terminals = 0;
+    const run = await stack.client.start(prepared("run-lost-terminal", "conv-lost-terminal", "hi"), {
+      answer: (event) => (event.event.case === "terminal" && ++terminals === 1 ? "no-answer" : { ok: true }),
+    });
+    expect((await run.terminal).outcome.case).toBe("completed");
+    await waitFor(() => terminals === 2, "the terminal sent a second time");
+    expect((await runRecord(stack, "run-lost-terminal")).status).toBe(RunStatus.COMPLETED);
+    // Acknowledged the second time: not sent a third time.
+    await waitFor(() => stack.workers[0]?.activeRuns() === 0, "the run to leave the worker");
+    expect(terminals).toBe(2);
+  });
+
+  it("cancels a run waiting for tool results once its client is gone (liveness probes find nobody)", async () => {
+    const stack = await startStack({ workerEnv: { PROBE_INTERVAL_MS: "150" } });
+    stack.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks: toolCalls("", [{ id: "call_wait", name: "Read", args: "{}" }]) });
+    const run = await stack.client.start(prepared("run-probed", "conv-probed", "read it"));
+    await waitFor(() => run.states.some((s) => s.event.case === "executeToolRound"), "the tool round to execute");
+    // While the client answers its probes, the run keeps waiting for the result.
+    await waitFor(() => run.probes() >= 3, "three liveness probes answered");
+    expect((await runRecord(stack, "run-probed")).status).toBe(RunStatus.RUNNING);
+    run.disconnect();
+    const record = await waitFor(async () => {
+      const r = await runRecord(stack, "run-probed");
+      return r.status !== RunStatus.RUNNING && r;
+    }, "the run to end after its client left", 10_000);
+    expect(record.status).toBe(RunStatus.CANCELLED);
+    expect(record.failureMessage).toMatch(/client gone: no client is listening/);
+    expect(record.headRevisionId).toBe(record.startRevisionId);
+    expect(stack.llm.requestsTo("openai-chat")).toHaveLength(1);
+  });
+
+  it("cancels a run waiting for tool results when its client answers a probe that the run's stream has ended", async () => {
+    const stack = await startStack({ workerEnv: { PROBE_INTERVAL_MS: "150" } });
+    stack.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks: toolCalls("", [{ id: "call_ended", name: "Read", args: "{}" }]) });
+    let streamEnded = false;
+    const run = await stack.client.start(prepared("run-stream-ended", "conv-stream-ended", "read it"), {
+      probe: () => (streamEnded ? { ok: false, error: "the client stream is closed" } : { ok: true }),
+    });
+    await waitFor(() => run.states.some((s) => s.event.case === "executeToolRound"), "the tool round to execute");
+    await waitFor(() => run.probes() >= 1, "a liveness probe answered");
+    streamEnded = true;
+    const terminal = await run.terminal;
+    expect(terminal.outcome.case === "cancelled" && terminal.outcome.value.reason).toMatch(/client gone: the client's stream has ended/);
+    expect((await runRecord(stack, "run-stream-ended")).status).toBe(RunStatus.CANCELLED);
   });
 
   it("hands a run over when its worker stops mid-round; the next worker finishes it from the store", async () => {

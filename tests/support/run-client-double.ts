@@ -1,8 +1,8 @@
 /**
  * The client side of the run bus, as a test double of an adapter (no Cursor):
  * publishes PreparedRuns to the RUNS work queue, records the run's UI events
- * and state events, answers state events with a StateAck (ok by default, or
- * whatever the test decides), runs tool rounds through a test callback and
+ * and state events, answers state events and liveness probes with a StateAck
+ * (ok by default, or whatever the test decides), runs tool rounds through a test callback and
  * sends the results and cancels as ClientCommands on the durable stream.
  *
  *   const client = await startRunClientDouble(natsUrl, names);
@@ -31,8 +31,10 @@ import { ensureRunStreams } from "@byok/platform";
 export type StateAnswer = MessageInitShape<typeof StateAckSchema> | "no-answer";
 
 export interface RunHooks {
-  /** Answer to each state event (default: ok). "no-answer" lets the request time out. May wait. */
+  /** Answer to each state event but probes (default: ok). "no-answer" lets the request time out. May wait. */
   answer?: (event: StateEvent) => StateAnswer | Promise<StateAnswer>;
+  /** Answer to each liveness probe (default: ok, at once). */
+  probe?: () => StateAnswer;
   /** Tool results for an ExecuteToolRound (default: none sent). Called once per round id. */
   execute?: (round: ExecuteToolRound) => Array<{ call: ToolCallPart; content: string; isError?: boolean }> | undefined;
 }
@@ -40,7 +42,10 @@ export interface RunHooks {
 export interface ObservedRun {
   readonly runId: string;
   readonly events: ClientEvent[];
+  /** State events except liveness probes. */
   readonly states: StateEvent[];
+  /** Liveness probes received so far. */
+  probes(): number;
   /** Resolves with the terminal state event. */
   readonly terminal: Promise<RunTerminal>;
   sendToolResult(callId: string, content: string, isError?: boolean): Promise<void>;
@@ -80,6 +85,7 @@ export async function startRunClientDouble(natsUrl: string, names: BusNames): Pr
 function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, runId: string, hooks: RunHooks, subscriptions: Subscription[]): ObservedRun {
   const events: ClientEvent[] = [];
   const states: StateEvent[] = [];
+  let probes = 0;
   const executedRounds = new Set<string>();
   let resolveTerminal: (terminal: RunTerminal) => void = () => undefined;
   const terminal = new Promise<RunTerminal>((resolve) => {
@@ -101,6 +107,12 @@ function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, ru
     callback: (err, msg) => {
       if (err) return;
       const event = fromBinary(StateEventSchema, msg.data);
+      if (event.event.case === "probe") {
+        probes += 1;
+        const answer = hooks.probe?.() ?? { ok: true };
+        if (answer !== "no-answer") msg.respond(toBinary(StateAckSchema, create(StateAckSchema, answer)));
+        return;
+      }
       states.push(event);
       void Promise.resolve(hooks.answer?.(event) ?? { ok: true }).then((answer) => {
         if (answer !== "no-answer") msg.respond(toBinary(StateAckSchema, create(StateAckSchema, answer)));
@@ -122,6 +134,7 @@ function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, ru
     runId,
     events,
     states,
+    probes: () => probes,
     terminal,
     sendToolResult,
     async cancel(reason = "user pressed stop") {

@@ -50,6 +50,14 @@ export function busNames(prefix = "byok"): BusNames {
   };
 }
 
+/**
+ * Header of a caller liveness probe: the provider gateway sends it, as a
+ * request with an empty body, to the reply inbox of a model call it is
+ * serving. It is not a ModelEvent (no seq): the caller answers it (any reply)
+ * and otherwise ignores it; no responders means the caller is gone.
+ */
+export const CALLER_PROBE_HEADER = "Byok-Caller-Probe";
+
 /** Queue groups: one member of the group handles each request. */
 export const QUEUE_GROUPS = {
   store: "store",

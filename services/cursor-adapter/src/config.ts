@@ -28,6 +28,8 @@ const envSchema = commonEnvSchema.extend({
   STORE_TIMEOUT_MS: wholeNumber(10_000, 1),
   BLOB_ACK_TIMEOUT_MS: wholeNumber(30_000, 1),
   KV_GET_TIMEOUT_MS: wholeNumber(30_000, 1),
+  /** A running run silent for this long (no state or client event) has its status read from the store. */
+  RUN_STATUS_CHECK_MS: wholeNumber(30_000, 1),
   /** Root of the prompt assets (default: the repository's prompt/). */
   PROMPT_DIR: z.string().min(1).default(REPO_PROMPT_DIR),
 });
@@ -44,7 +46,7 @@ export interface CursorAdapterConfig {
   runWaitMs: number;
   endGraceMs: number;
   promptDir: string;
-  timeouts: { storeMs: number; blobAckMs: number; kvGetMs: number };
+  timeouts: { storeMs: number; blobAckMs: number; kvGetMs: number; runStatusCheckMs: number };
 }
 
 export function loadConfig(env: Env): CursorAdapterConfig {
@@ -61,6 +63,6 @@ export function loadConfig(env: Env): CursorAdapterConfig {
     runWaitMs: e.RUN_WAIT_MS,
     endGraceMs: e.END_GRACE_MS,
     promptDir: e.PROMPT_DIR,
-    timeouts: { storeMs: e.STORE_TIMEOUT_MS, blobAckMs: e.BLOB_ACK_TIMEOUT_MS, kvGetMs: e.KV_GET_TIMEOUT_MS },
+    timeouts: { storeMs: e.STORE_TIMEOUT_MS, blobAckMs: e.BLOB_ACK_TIMEOUT_MS, kvGetMs: e.KV_GET_TIMEOUT_MS, runStatusCheckMs: e.RUN_STATUS_CHECK_MS },
   };
 }

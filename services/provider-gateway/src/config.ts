@@ -14,6 +14,8 @@ const providerGatewayEnvSchema = commonEnvSchema.extend({
   GATEWAY_CONFIG: z.string().min(1).default("config/gateway.json"),
   /** Interval of keepalive frames while a call waits on its endpoint. */
   PROVIDER_KEEPALIVE_MS: msSchema(5_000),
+  /** Interval of caller liveness probes while a call runs (a gone caller's call is aborted). */
+  PROVIDER_CALLER_PROBE_MS: msSchema(5_000),
   /** A Retry-After longer than this is not waited for (the call fails instead). */
   PROVIDER_MAX_RETRY_AFTER_MS: msSchema(60_000),
 });
@@ -24,6 +26,7 @@ export interface ProviderGatewayConfig {
   logLevel: string;
   debugContent: boolean;
   keepaliveMs: number;
+  callerProbeMs: number;
   maxRetryAfterMs: number;
   routes: RouteTable;
 }
@@ -41,6 +44,7 @@ export function loadConfig(env: Env, gatewayConfig?: GatewayConfig): ProviderGat
     logLevel: e.LOG_LEVEL,
     debugContent: e.LOG_DEBUG_CONTENT,
     keepaliveMs: e.PROVIDER_KEEPALIVE_MS,
+    callerProbeMs: e.PROVIDER_CALLER_PROBE_MS,
     maxRetryAfterMs: e.PROVIDER_MAX_RETRY_AFTER_MS,
     routes: buildRoutes(file, env),
   };

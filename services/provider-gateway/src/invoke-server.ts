@@ -7,13 +7,17 @@
  * failure. While no frame has gone out for `keepaliveMs` (waiting for
  * headers, a retry, or a slow model) it sends a keepalive frame. Any message
  * on `names.providerCancel(call_id)` aborts the upstream request; the call
- * then ends with failure CANCELLED. An unknown model id is failure CONFIG.
+ * then ends with failure CANCELLED. So does a caller that stops answering the
+ * caller probes sent to its inbox every `callerProbeMs` (caller-probe.ts): a
+ * dead caller's call is not left running upstream. An unknown model id is
+ * failure CONFIG.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import type { Logger, NatsConnection } from "@byok/platform";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import type { BoundAdapter } from "./adapters/adapter.ts";
+import { probeCaller } from "./caller-probe.ts";
 import type { ModelEventBody } from "./events.ts";
 import { GATEWAY_SHUTDOWN, runModelCall, type ModelCallOptions } from "./model-call.ts";
 
@@ -24,6 +28,8 @@ export interface InvokeServerOptions {
   readonly adapters: ReadonlyMap<string, BoundAdapter>;
   readonly log: Logger;
   readonly keepaliveMs: number;
+  /** Interval of caller liveness probes while a call runs. */
+  readonly callerProbeMs: number;
   readonly maxRetryAfterMs: number;
   readonly backoff?: ModelCallOptions["backoff"];
 }
@@ -112,6 +118,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   }
 
   const cancel = request.callId === "" ? undefined : nc.subscribe(names.providerCancel(request.callId), { max: 1, callback: () => controller.abort("cancelled by the caller") });
+  const callerProbe = probeCaller(nc, reply, options.callerProbeMs, () => controller.abort("the caller is gone"), log);
   const started = Date.now();
   log.info({ route: adapter.route.id, provider: adapter.route.providerId, kind: adapter.route.kind, messages: request.messages.length }, "model call started");
   try {
@@ -123,6 +130,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
     });
   } finally {
     cancel?.unsubscribe();
+    callerProbe.stop();
     clearTimeout(keepalive);
     if (terminal === undefined) {
       // runModelCall always ends with a terminal; this only guards against a bug there.

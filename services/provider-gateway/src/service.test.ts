@@ -7,7 +7,7 @@
  */
 import { Writable } from "node:stream";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { busNames, ModelEventSchema, ModelFailureKind, ModelRequestSchema, type ModelEvent } from "@byok/contracts";
+import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, type ModelEvent } from "@byok/contracts";
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -73,23 +73,34 @@ async function startGateway(env: Record<string, string> = {}): Promise<void> {
 interface Invocation {
   readonly frames: ModelEvent[];
   readonly ended: Promise<ModelEvent[]>;
+  /** Caller probes answered so far. */
+  probes(): number;
+  /** The caller goes away: its inbox has no subscriber any more. */
+  leave(): void;
 }
 
 function invoke(request: MessageInitShape<typeof ModelRequestSchema>): Invocation {
   const names = busNames(bus.prefix);
   const inbox = createInbox();
   const frames: ModelEvent[] = [];
-  const ended = new Promise<ModelEvent[]>((resolve) => {
-    nc.subscribe(inbox, {
-      callback: (_err, msg) => {
-        const frame = fromBinary(ModelEventSchema, msg.data);
-        frames.push(frame);
-        if (frame.event.case === "done" || frame.event.case === "failure") resolve(frames);
-      },
-    });
+  let probes = 0;
+  let resolveEnded: (frames: ModelEvent[]) => void = () => undefined;
+  const ended = new Promise<ModelEvent[]>((resolve) => (resolveEnded = resolve));
+  const sub = nc.subscribe(inbox, {
+    callback: (_err, msg) => {
+      // A caller probe: answered like the run worker does; not a frame.
+      if (msg.headers?.has(CALLER_PROBE_HEADER) === true) {
+        probes += 1;
+        msg.respond();
+        return;
+      }
+      const frame = fromBinary(ModelEventSchema, msg.data);
+      frames.push(frame);
+      if (frame.event.case === "done" || frame.event.case === "failure") resolveEnded(frames);
+    },
   });
   nc.publish(names.providerInvoke, toBinary(ModelRequestSchema, create(ModelRequestSchema, request)), { reply: inbox });
-  return { frames, ended };
+  return { frames, ended, probes: () => probes, leave: () => sub.unsubscribe() };
 }
 
 function chatRequest(callId: string, modelId = "team-gpt"): MessageInitShape<typeof ModelRequestSchema> {
@@ -148,16 +159,33 @@ describe("provider gateway on the bus", () => {
     await waitFor(() => llm.requests[0]?.aborted, "the mock to see the upstream request aborted");
   });
 
-  it("sends keepalives while the endpoint has not answered", async () => {
-    await startGateway({ PROVIDER_KEEPALIVE_MS: "100" });
+  it("sends keepalives while the endpoint has not answered; caller probes in between are not frames", async () => {
+    await startGateway({ PROVIDER_KEEPALIVE_MS: "100", PROVIDER_CALLER_PROBE_MS: "40" });
     const handle = llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse"), holdHeaders: true });
     const call = invoke(chatRequest("run-nats:4"));
     await handle.held;
     await waitFor(() => call.frames.filter((f) => f.event.case === "keepalive").length >= 2, "two keepalive frames");
+    await waitFor(() => call.probes() >= 3, "caller probes");
     handle.release();
     const frames = await call.ended;
     expectContiguous(frames);
     expect(frames.at(-1)?.event.case).toBe("done");
+    expect(llm.requests[0]?.aborted).toBe(false);
+  });
+
+  it("aborts the upstream request once the caller is gone (nobody answers its probes)", async () => {
+    await startGateway({ PROVIDER_CALLER_PROBE_MS: "100" });
+    const handle = llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse"), holdAfterEvents: 4 });
+    const call = invoke(chatRequest("run-nats:6"));
+    await handle.held;
+    await waitFor(() => call.frames.some((f) => f.event.case === "textDelta"), "the first text delta on the bus");
+    // While the caller answers, the call goes on.
+    await waitFor(() => call.probes() >= 2, "two caller probes answered");
+    expect(llm.requests[0]?.aborted).toBe(false);
+    call.leave();
+    await waitFor(() => llm.requests[0]?.aborted === true, "the mock to see the upstream request aborted", 10_000);
+    await waitFor(() => gateway?.inFlight() === 0, "the call to end on the gateway");
+    expect(logText).toContain("the caller of the model call is gone");
   });
 
   it("ends calls in flight with a retryable UNAVAILABLE when it stops", async () => {

@@ -33,6 +33,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     adapters,
     log,
     keepaliveMs: config.keepaliveMs,
+    callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });

@@ -2,7 +2,9 @@
  * The run owner's side of the client boundary (design/ARCHITECTURE.md §3):
  * UI events on core NATS `names.runEvents(run_id)` with a per-run sequence, and
  * state events as requests on `names.runState(run_id)` that the client
- * acknowledges once it has projected them (the barrier).
+ * acknowledges once it has projected them (the barrier). The terminal is sent
+ * again when it gets no answer (the client treats repeats idempotently); a
+ * probe asks whether the client still listens.
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { NoRespondersError, TimeoutError, type NatsConnection } from "@nats-io/transport-node";
@@ -22,6 +24,27 @@ export type BarrierOutcome =
   | { readonly kind: "client_gone"; readonly reason: string }
   /** The run was cancelled while waiting. */
   | { readonly kind: "aborted" };
+
+/** What a liveness probe found out. */
+export type ProbeOutcome =
+  /** The client's stream is open. */
+  | { readonly kind: "alive" }
+  /** The client answered that the run's stream has ended. */
+  | { readonly kind: "ended"; readonly error: string }
+  /** Nobody subscribes to the state subject (the client is gone, or reconnecting to NATS). */
+  | { readonly kind: "no_responders" }
+  /** No answer in time, or the request failed. */
+  | { readonly kind: "no_answer"; readonly reason: string };
+
+/** How a state request ended, before the caller decides what it means. */
+type StateReply =
+  | { readonly kind: "acked" }
+  | { readonly kind: "rejected"; readonly error: string }
+  | { readonly kind: "no_responders" }
+  | { readonly kind: "no_answer"; readonly reason: string };
+
+/** Sends of the terminal state event when it gets no answer (lost on the way, or the client was busy). */
+const TERMINAL_ATTEMPTS = 3;
 
 export class ClientChannel {
   readonly #nc: NatsConnection;
@@ -52,26 +75,64 @@ export class ClientChannel {
 
   /** Send a state event and wait for the client's StateAck (or the run's cancellation). */
   async barrier(event: StateEventInit, signal: AbortSignal): Promise<BarrierOutcome> {
-    const outcome = await raceAbort(this.#request(event), signal);
-    return outcome === ABORTED ? { kind: "aborted" } : outcome;
+    const reply = await raceAbort(this.#request(event, this.#ackTimeoutMs), signal);
+    if (reply === ABORTED) return { kind: "aborted" };
+    switch (reply.kind) {
+      case "acked":
+      case "rejected":
+        return reply;
+      case "no_responders":
+        return { kind: "client_gone", reason: "no client is listening" };
+      case "no_answer":
+        return { kind: "client_gone", reason: reply.reason };
+      default:
+        return assertNever(reply);
+    }
   }
 
-  /** Send the terminal state event; an unanswered terminal is logged, never an error. */
+  /**
+   * Send the terminal state event, again (up to TERMINAL_ATTEMPTS) while it
+   * gets no answer; no responders or any answer ends the attempts. An
+   * unacknowledged terminal is logged, never an error.
+   */
   async terminal(event: StateEventInit): Promise<void> {
-    const outcome = await this.#request(event);
-    if (outcome.kind !== "acked") this.#log.info({ outcome }, "terminal state event not acknowledged");
+    for (let attempt = 1; ; attempt++) {
+      const reply = await this.#request(event, this.#ackTimeoutMs);
+      if (reply.kind === "acked") return;
+      if (reply.kind !== "no_answer" || attempt >= TERMINAL_ATTEMPTS) {
+        this.#log.info({ reply, attempts: attempt }, "terminal state event not acknowledged");
+        return;
+      }
+      this.#log.warn({ reason: reply.reason, attempt }, "terminal state event unanswered; sending it again");
+    }
   }
 
-  async #request(init: StateEventInit): Promise<BarrierOutcome> {
+  /** Ask whether the client still listens; waits at most `timeoutMs`. */
+  async probe(timeoutMs: number): Promise<ProbeOutcome> {
+    const reply = await this.#request({ event: { case: "probe", value: {} } }, timeoutMs);
+    switch (reply.kind) {
+      case "acked":
+        return { kind: "alive" };
+      case "rejected":
+        return { kind: "ended", error: reply.error };
+      case "no_responders":
+      case "no_answer":
+        return reply;
+      default:
+        return assertNever(reply);
+    }
+  }
+
+  async #request(init: StateEventInit, timeoutMs: number): Promise<StateReply> {
     const event: StateEvent = create(StateEventSchema, init);
     let data: Uint8Array;
     try {
-      const reply = await this.#nc.request(this.#stateSubject, toBinary(StateEventSchema, event), { timeout: this.#ackTimeoutMs });
+      const reply = await this.#nc.request(this.#stateSubject, toBinary(StateEventSchema, event), { timeout: timeoutMs });
       data = reply.data;
     } catch (err) {
-      if (err instanceof TimeoutError) return { kind: "client_gone", reason: `no state ack within ${this.#ackTimeoutMs} ms` };
-      if (err instanceof NoRespondersError || (err as Error)?.cause instanceof NoRespondersError) return { kind: "client_gone", reason: "no client is listening" };
-      return { kind: "client_gone", reason: `state request failed: ${(err as Error).message}` };
+      if (err instanceof TimeoutError) return { kind: "no_answer", reason: `no state ack within ${timeoutMs} ms` };
+      if (err instanceof NoRespondersError || (err as Error)?.cause instanceof NoRespondersError) return { kind: "no_responders" };
+      return { kind: "no_answer", reason: `state request failed: ${(err as Error).message}` };
     }
     let ack;
     try {
@@ -81,4 +142,8 @@ export class ClientChannel {
     }
     return ack.ok ? { kind: "acked" } : { kind: "rejected", error: ack.error || "client could not project the state" };
   }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled case ${JSON.stringify(value)}`);
 }

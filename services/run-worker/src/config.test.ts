@@ -14,6 +14,8 @@ describe("loadConfig", () => {
       runAckWaitMs: 30_000,
       runWorkingIntervalMs: 10_000,
       runMaxDeliver: 5,
+      probeIntervalMs: 10_000,
+      runFinishRetryMs: 15_000,
       workerId: undefined,
     });
   });

@@ -19,6 +19,10 @@ const schema = commonEnvSchema.extend({
   RUN_ACK_WAIT_MS: positiveInt(30_000),
   RUN_WORKING_INTERVAL_MS: positiveInt(10_000),
   RUN_MAX_DELIVER: positiveInt(5),
+  /** While a run waits for tool results, its client is probed this often (each probe waits at most as long). */
+  PROBE_INTERVAL_MS: positiveInt(10_000),
+  /** How long run.finish is retried while the store is unavailable before the run is left to a later delivery. */
+  RUN_FINISH_RETRY_MS: positiveInt(15_000),
 });
 
 export interface RunWorkerConfig {
@@ -34,6 +38,8 @@ export interface RunWorkerConfig {
   readonly runAckWaitMs: number;
   readonly runWorkingIntervalMs: number;
   readonly runMaxDeliver: number;
+  readonly probeIntervalMs: number;
+  readonly runFinishRetryMs: number;
 }
 
 export function loadConfig(env: Env): RunWorkerConfig {
@@ -54,5 +60,7 @@ export function loadConfig(env: Env): RunWorkerConfig {
     runAckWaitMs: parsed.RUN_ACK_WAIT_MS,
     runWorkingIntervalMs: parsed.RUN_WORKING_INTERVAL_MS,
     runMaxDeliver: parsed.RUN_MAX_DELIVER,
+    probeIntervalMs: parsed.PROBE_INTERVAL_MS,
+    runFinishRetryMs: parsed.RUN_FINISH_RETRY_MS,
   };
 }

@@ -30,6 +30,7 @@ import type { ModelInvoker } from "./model-invocation.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
 import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
 import { StoreFailure, type StoreClient } from "./store-client.ts";
+import { watchClientLiveness } from "./client-liveness.ts";
 import { driveToolRound, type StateCommittedInit } from "./tool-round.ts";
 import { contextTokens, sumTurnUsage } from "./usage.ts";
 
@@ -39,6 +40,8 @@ export interface EngineDeps {
   readonly client: ClientChannel;
   readonly commands: RunCommandFeed;
   readonly signal: AbortSignal;
+  /** Liveness probe interval while the run waits for tool results. */
+  readonly probeIntervalMs: number;
   readonly log: Logger;
 }
 
@@ -214,23 +217,45 @@ export class RunEngine {
     }
   }
 
+  /**
+   * Nothing but the client bounds the wait for tool results, so the client is
+   * probed meanwhile: once it is gone, the wait ends and the run is cancelled.
+   */
   async #toolRound(round: ToolRoundRecord): Promise<Step> {
-    const settled = await driveToolRound(
-      {
-        runId: this.#prepared.runId,
-        store: this.#deps.store,
-        commands: this.#deps.commands,
-        signal: this.#deps.signal,
-        log: this.#log,
-        commit: (state) => this.#commit(state),
-        execute: (roundId, calls) => this.#execute(roundId, calls),
-        usageSnapshot: () => this.#usageSnapshot(),
-        interrupted: () => new RunInterrupted("cancelled while waiting for tool results"),
-      },
-      round,
-    );
-    await this.#loadHistory(settled.revisionId);
-    return { kind: "model_call" };
+    const waiting = new AbortController();
+    const abortWaiting = (): void => waiting.abort();
+    this.#deps.signal.addEventListener("abort", abortWaiting, { once: true });
+    if (this.#deps.signal.aborted) waiting.abort();
+    let goneReason: string | undefined;
+    const liveness = watchClientLiveness(this.#deps.client, this.#deps.probeIntervalMs, this.#log);
+    void liveness.gone.then((reason) => {
+      goneReason = reason;
+      waiting.abort();
+    });
+    try {
+      const settled = await driveToolRound(
+        {
+          runId: this.#prepared.runId,
+          store: this.#deps.store,
+          commands: this.#deps.commands,
+          signal: waiting.signal,
+          log: this.#log,
+          commit: (state) => this.#commit(state),
+          execute: (roundId, calls) => this.#execute(roundId, calls),
+          usageSnapshot: () => this.#usageSnapshot(),
+          interrupted: () =>
+            goneReason !== undefined && !this.#deps.signal.aborted
+              ? new RunStop({ kind: "cancelled", reason: `client gone: ${goneReason}` })
+              : new RunInterrupted("cancelled while waiting for tool results"),
+        },
+        round,
+      );
+      await this.#loadHistory(settled.revisionId);
+      return { kind: "model_call" };
+    } finally {
+      liveness.stop();
+      this.#deps.signal.removeEventListener("abort", abortWaiting);
+    }
   }
 
   async #final(assistant: Message, revisionId: string): Promise<RunOutcome> {

@@ -7,8 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { connect, type Msg, type NatsConnection } from "@nats-io/transport-node";
-import { busNames, ModelEventSchema, ModelFailureKind, ModelRequestSchema, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
+import { connect, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
 import { createTestBus, NATS_URL } from "../../../tests/support/infra.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
@@ -119,6 +119,32 @@ describe("model invocation over the bus", () => {
     await gatewayPeer((_request, msg) => msg.respond(new Uint8Array([0xff, 0xff, 0xff])));
     const result = await invoke(2_000).outcome;
     expect(result.kind === "failed" && result.failure).toMatchObject({ origin: "protocol", kind: ModelFailureKind.PROTOCOL });
+  });
+
+  it("answers the gateway's caller probes while the call is open, without counting them as frames; nobody answers once it ended", async () => {
+    const probe = () => {
+      const h = headers();
+      h.set(CALLER_PROBE_HEADER, "1");
+      return { timeout: 1_000, headers: h };
+    };
+    let inbox = "";
+    const answered: boolean[] = [];
+    await gatewayPeer((_request, msg) => {
+      inbox = msg.reply ?? "";
+      void (async () => {
+        msg.respond(frame(1, TEXT_ANSWER[0] as EventInit));
+        // Probes between frames: a probe is not a frame and takes no seq.
+        for (let i = 0; i < 2; i++) answered.push((await peer.request(inbox, new Uint8Array(0), probe())) !== undefined);
+        TEXT_ANSWER.slice(1).forEach((event, i) => msg.respond(frame(i + 2, event)));
+      })();
+    });
+    const { forwarded, outcome } = invoke(2_000);
+    const result = await outcome;
+    expect(result.kind).toBe("completed");
+    expect(answered).toEqual([true, true]);
+    expect(forwarded.map((e) => e.case)).toEqual(["textStart", "textDelta", "textEnd", "usage"]);
+    // The call is over: its inbox is gone, which is how the gateway learns that a caller left.
+    await expect(peer.request(inbox, new Uint8Array(0), probe())).rejects.toThrow(/no responders/i);
   });
 
   it("cancels: publishes to the call's cancel subject and resolves cancelled", async () => {

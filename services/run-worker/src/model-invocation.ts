@@ -8,10 +8,12 @@
  * idle timeout (the gateway sends keepalives every 5 s); a gap in seq, no
  * gateway listening or silence are `unavailable` provider failures. Cancelling
  * publishes to `names.providerCancel(call_id)` so the gateway aborts upstream.
+ * The gateway's caller probes (header CALLER_PROBE_HEADER) are answered while
+ * the call is open; once it ended the inbox is gone and the gateway stops.
  */
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
-import { ModelEventSchema, ModelFailureKind, ModelRequestSchema, type BusNames, type ModelEvent, type ModelRequest } from "@byok/contracts";
+import { CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, type BusNames, type ModelEvent, type ModelRequest } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { ModelCycle, type CycleOutcome, type ForwardedEvent } from "./model-cycle.ts";
 
@@ -75,6 +77,11 @@ function invokeOverBus(
     };
     const onMessage = (msg: Msg): void => {
       if (settled) return;
+      if (msg.headers?.has(CALLER_PROBE_HEADER) === true) {
+        // The gateway checks that this caller still listens: not a frame (no seq, no idle timer).
+        if (msg.reply) msg.respond();
+        return;
+      }
       if (msg.headers?.code === 503) {
         fail(ModelFailureKind.UNAVAILABLE, "no provider gateway is listening", true);
         return;

@@ -3,8 +3,10 @@
  * (design/ARCHITECTURE.md §4). The actor owns the run's lifecycle: it takes
  * ownership in the store, cancels the run it superseded, keeps the JetStream
  * message in progress, listens to the run's commands, lets the engine loop,
- * then records the outcome (run.finish), reports exactly one terminal state
- * event and acks. A run left behind at shutdown is nak'ed for another worker.
+ * then records the outcome (run.finish, retried while the store is
+ * unavailable), reports the terminal state event and acks. A run left behind
+ * at shutdown is nak'ed for another worker; a run whose end the store could
+ * not record is nak'ed with a delay, and a later delivery finishes it.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
@@ -21,6 +23,7 @@ import {
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { ClientChannel } from "./client-channel.ts";
+import { clientGoneNow } from "./client-liveness.ts";
 import { RunEngine, RunInterrupted } from "./engine.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
@@ -37,6 +40,10 @@ export interface RunActorDeps {
   readonly stateAckTimeoutMs: number;
   readonly workingIntervalMs: number;
   readonly maxDeliver: number;
+  /** Liveness probe interval while a run waits for its client. */
+  readonly probeIntervalMs: number;
+  /** How long run.finish is retried while the store is unavailable. */
+  readonly finishRetryMs: number;
   readonly log: Logger;
 }
 
@@ -48,6 +55,16 @@ export interface RunActorDeps {
 type Settlement = "ack" | "hand_over" | "retry_later" | "term";
 
 const RETRY_DELAY_MS = 2_000;
+/** Backoff between run.finish attempts while the store is unavailable. */
+const FINISH_BACKOFF_FIRST_MS = 250;
+const FINISH_BACKOFF_MAX_MS = 2_000;
+
+/** How a run.finish ended after its retries. */
+type FinishResult =
+  | { readonly kind: "recorded"; readonly run: RunRecord | undefined }
+  /** The store stayed unavailable for the whole retry budget. */
+  | { readonly kind: "unavailable"; readonly error: StoreFailure }
+  | { readonly kind: "refused"; readonly error: StoreFailure };
 
 export class RunActor {
   readonly #deps: RunActorDeps;
@@ -144,13 +161,22 @@ export class RunActor {
     // count is not reliable on every server version (a nak after an abandoned
     // pull restarts it at 1), so the larger of both decides.
     const deliveries = Math.max(this.#msg.info.deliveryCount, record.beginCount);
-    if (deliveries >= this.#deps.maxDeliver) {
+    const finalDelivery = deliveries >= this.#deps.maxDeliver;
+    if (finalDelivery) {
       const outcome = failed(FailureKind.PROTOCOL, `run abandoned after ${deliveries} deliveries`);
       this.#log.error("last delivery of a run that never finished: failing it");
-      await this.#finish(outcome, undefined, client, prepared.runId);
-      return "ack";
+      return this.#finish(outcome, undefined, client, prepared.runId, finalDelivery);
     }
     if (this.#abort.signal.aborted) return "hand_over";
+    if (record.beginCount > 1) {
+      // An earlier owner may have ended the run for a client that has gone since (its end not recorded):
+      // do not make model calls for nobody.
+      const gone = await clientGoneNow(client, this.#deps.probeIntervalMs);
+      if (gone !== undefined) {
+        this.#log.info({ reason: gone }, "client of the redelivered run is gone");
+        return this.#finish({ kind: "cancelled", reason: `client gone: ${gone}` }, undefined, client, prepared.runId, finalDelivery);
+      }
+    }
 
     let commands: RunCommandFeed;
     try {
@@ -170,7 +196,7 @@ export class RunActor {
     }
 
     const engine = new RunEngine(
-      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, log: this.#log },
+      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, probeIntervalMs: this.#deps.probeIntervalMs, log: this.#log },
       prepared,
       record,
     );
@@ -191,8 +217,7 @@ export class RunActor {
       this.#log.info({ reason: outcome.reason }, "leaving the run to another worker");
       return "hand_over";
     }
-    await this.#finish(outcome, engine.turnUsage, client, prepared.runId);
-    return "ack";
+    return this.#finish(outcome, engine.turnUsage, client, prepared.runId, finalDelivery);
   }
 
   async #begin(prepared: PreparedRun): Promise<RunRecord> {
@@ -222,27 +247,79 @@ export class RunActor {
       .catch((err: unknown) => this.#log.warn({ err, superseded_run_id: oldRunId }, "could not send cancel to the superseded run"));
   }
 
-  /** run.finish, then the one terminal state event (as the store recorded it). */
-  async #finish(outcome: FinalOutcome, usage: Usage | undefined, client: ClientChannel, runId: string): Promise<void> {
+  /**
+   * run.finish, then the one terminal state event (as the store recorded it).
+   * While the store is unavailable, run.finish is retried with backoff for
+   * `finishRetryMs`. A failed or cancelled run is reported to the client at
+   * once (its end does not depend on the record); a completed run only once it
+   * is recorded. Still unrecorded: the message is left to a later delivery
+   * (which finds the final answer, or the client gone, and finishes the run),
+   * except on the final delivery, which reports what it has.
+   */
+  async #finish(outcome: FinalOutcome, usage: Usage | undefined, client: ClientChannel, runId: string, finalDelivery: boolean): Promise<Settlement> {
     const reported = usage === undefined || isEmptyUsage(usage) ? undefined : usage;
+    const request = {
+      runId,
+      status: statusOf(outcome),
+      failureKind: outcome.kind === "failed" ? outcome.failure.kind : FailureKind.UNSPECIFIED,
+      failureMessage: outcome.kind === "failed" ? outcome.failure.message : outcome.kind === "cancelled" ? outcome.reason : "",
+      ...(reported === undefined ? {} : { usage: reported }),
+    };
+    let result = await this.#finishOnce(request);
+    let terminalSent = false;
+    if (result.kind === "unavailable") {
+      if (outcome.kind !== "completed") {
+        await client.terminal(terminalEvent(outcome));
+        terminalSent = true;
+      }
+      this.#log.warn({ err: result.error }, "run.finish: store unavailable; retrying");
+      result = await this.#retryFinish(request);
+    }
     let final: FinalOutcome = outcome;
-    try {
-      const finished = await this.#deps.store.finishRun({
-        runId,
-        status: statusOf(outcome),
-        failureKind: outcome.kind === "failed" ? outcome.failure.kind : FailureKind.UNSPECIFIED,
-        failureMessage: outcome.kind === "failed" ? outcome.failure.message : outcome.kind === "cancelled" ? outcome.reason : "",
-        ...(reported === undefined ? {} : { usage: reported }),
-      });
-      // The store keeps the first terminal status (e.g. a run superseded meanwhile is cancelled).
-      if (finished.run !== undefined && finished.run.status !== statusOf(outcome)) final = outcomeOfRecord(finished.run);
-    } catch (err) {
-      if (!(err instanceof StoreFailure)) throw err;
-      this.#log.error({ err }, "run.finish failed");
-      if (outcome.kind === "completed") final = failed(FailureKind.STORE, err.message);
+    switch (result.kind) {
+      case "recorded":
+        // The store keeps the first terminal status (e.g. a run superseded meanwhile is cancelled).
+        if (result.run !== undefined && result.run.status !== statusOf(outcome)) final = outcomeOfRecord(result.run);
+        break;
+      case "unavailable":
+        if (!finalDelivery) {
+          this.#log.warn({ err: result.error }, "run.finish still failing; leaving the run to a later delivery");
+          return "retry_later";
+        }
+        this.#log.error({ err: result.error }, "run.finish failed on the final delivery");
+        if (outcome.kind === "completed") final = failed(FailureKind.STORE, result.error.message);
+        break;
+      case "refused":
+        this.#log.error({ err: result.error }, "run.finish failed");
+        if (outcome.kind === "completed") final = failed(FailureKind.STORE, result.error.message);
+        break;
+      default:
+        assertNever(result);
     }
     this.#log.info({ outcome: final.kind, ...(final.kind === "failed" ? { failure_kind: FailureKind[final.failure.kind], message: final.failure.message } : {}) }, "run ended");
-    await client.terminal(terminalEvent(final));
+    if (!terminalSent) await client.terminal(terminalEvent(final));
+    return "ack";
+  }
+
+  async #finishOnce(request: Parameters<StoreClient["finishRun"]>[0]): Promise<FinishResult> {
+    try {
+      return { kind: "recorded", run: (await this.#deps.store.finishRun(request)).run };
+    } catch (err) {
+      if (!(err instanceof StoreFailure)) throw err;
+      return err.kind === "unavailable" ? { kind: "unavailable", error: err } : { kind: "refused", error: err };
+    }
+  }
+
+  /** Retries with backoff until recorded, refused, the budget is spent or the worker stops. */
+  async #retryFinish(request: Parameters<StoreClient["finishRun"]>[0]): Promise<FinishResult> {
+    const deadline = Date.now() + this.#deps.finishRetryMs;
+    let delay = FINISH_BACKOFF_FIRST_MS;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(delay, deadline - Date.now()))));
+      const result = await this.#finishOnce(request);
+      if (result.kind !== "unavailable" || Date.now() >= deadline || this.#stopReason?.kind === "shutdown") return result;
+      delay = Math.min(delay * 2, FINISH_BACKOFF_MAX_MS);
+    }
   }
 }
 

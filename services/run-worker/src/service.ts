@@ -49,6 +49,8 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     stateAckTimeoutMs: config.stateAckTimeoutMs,
     workingIntervalMs: config.runWorkingIntervalMs,
     maxDeliver: config.runMaxDeliver,
+    probeIntervalMs: config.probeIntervalMs,
+    finishRetryMs: config.runFinishRetryMs,
     log,
   };
   const active = new Set<RunActor>();

@@ -2,6 +2,8 @@
  * The store as the run worker sees it: typed request/reply on
  * `names.store(op)`. Store errors (the response's `error`) and bus errors
  * (timeout, no store listening) are mapped here, once, into StoreFailure.
+ * `unavailable` (no store answering, or the store's database unreachable) is
+ * the one kind a caller may retry.
  */
 import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import { STORE_OPERATIONS, StoreErrorKind, type BusNames, type StoreError, type StoreOperation } from "@byok/contracts";
@@ -32,6 +34,8 @@ export function storeFailureKind(kind: StoreErrorKind): StoreFailureKind {
       return "invalid";
     case StoreErrorKind.FORBIDDEN:
       return "forbidden";
+    case StoreErrorKind.UNAVAILABLE:
+      return "unavailable";
     case StoreErrorKind.INTERNAL:
     case StoreErrorKind.UNSPECIFIED:
       return "internal";

@@ -1,7 +1,8 @@
 /**
  * The store's NATS API: one queue-group subscription per operation on
  * names.store(op). Rejections become `error: StoreError{kind}`; anything thrown
- * (database failures included) becomes an INTERNAL error response.
+ * becomes an INTERNAL error response, except an unreachable database, which is
+ * UNAVAILABLE.
  */
 import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import {
@@ -39,6 +40,11 @@ function requestBindings(request: object): Record<string, string> {
   return bindings;
 }
 
+/** An unreachable database is UNAVAILABLE (callers may retry); anything else thrown is INTERNAL. */
+function internalErrorKind(error: unknown): StoreErrorKind {
+  return error instanceof DatabaseFailure && error.kind === "unavailable" ? StoreErrorKind.UNAVAILABLE : StoreErrorKind.INTERNAL;
+}
+
 function internalErrorMessage(error: unknown): string {
   if (error instanceof DatabaseFailure) return `database ${error.kind}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
@@ -72,7 +78,7 @@ export function serveStoreOperations(nc: NatsConnection, names: BusNames, handle
           inFlight.delete(work);
         }
       },
-      (error) => errorResponse({ kind: StoreErrorKind.INTERNAL, message: internalErrorMessage(error) }),
+      (error) => errorResponse({ kind: internalErrorKind(error), message: internalErrorMessage(error) }),
       { queue: QUEUE_GROUPS.store, log: opLog },
     );
     subscriptions.push(subscription);

@@ -38,15 +38,38 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 const RETRYABLE_CODES = new Set(["40001", "40P01"]);
 const MAX_TRANSACTION_ATTEMPTS = 4;
 
+/**
+ * Codes meaning "the server is not reachable right now": Node socket errors
+ * (connecting or on an open connection), SQLSTATE 53300 (too many
+ * connections) and 57P01-57P03 (admin / crash shutdown, cannot connect now).
+ * Class 08 (connection exception) is matched by prefix.
+ */
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "53300",
+  "57P01",
+  "57P02",
+  "57P03",
+]);
+
 /** Maps any error from pg (or the socket below it) to a DatabaseFailure. */
 export function toDatabaseFailure(error: unknown): DatabaseFailure {
   if (error instanceof DatabaseFailure) return error;
   const code = typeof (error as { code?: unknown })?.code === "string" ? (error as { code: string }).code : undefined;
   const message = error instanceof Error ? error.message : String(error);
+  // pg reports a connection lost mid-query without a code ("Connection terminated unexpectedly").
   if (code === undefined) return new DatabaseFailure("unavailable", message, undefined, { cause: error });
   if (RETRYABLE_CODES.has(code)) return new DatabaseFailure("conflict", message, code, { cause: error });
   if (code.startsWith("23")) return new DatabaseFailure("constraint", message, code, { cause: error });
-  if (code.startsWith("08") || code.startsWith("57") || code === "53300") return new DatabaseFailure("unavailable", message, code, { cause: error });
+  if (code.startsWith("08") || UNAVAILABLE_CODES.has(code)) return new DatabaseFailure("unavailable", message, code, { cause: error });
   return new DatabaseFailure("unknown", message, code, { cause: error });
 }
 

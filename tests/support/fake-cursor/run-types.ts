@@ -21,6 +21,8 @@ export interface KvBehaviour {
   ackDelayMs?: (set: KvSet) => number;
   /** True = never ACK this SET (tests of the server's ACK timeout). */
   dropAck?: (set: KvSet) => boolean;
+  /** A promise = ACK this SET only once it resolves (a test acts while the server waits). */
+  ackAfter?: (set: KvSet) => Promise<void> | undefined;
 }
 
 export interface RunOptions {

@@ -236,8 +236,13 @@ export class CursorRun {
           // kvReply recorded the append synchronously: its order is the current counter.
           if (!this.ackOrderByBlob.has(blobKey(blobId))) this.ackOrderByBlob.set(blobKey(blobId), this.order);
         };
-        if (delay > 0) setTimeout(ack, delay);
-        else ack();
+        const schedule = (): void => {
+          if (delay > 0) setTimeout(ack, delay);
+          else ack();
+        };
+        const gate = this.options.kv?.ackAfter?.(set);
+        if (gate !== undefined) void gate.then(schedule);
+        else schedule();
         return;
       }
       case "getBlobArgs": {

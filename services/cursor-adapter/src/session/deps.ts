@@ -6,12 +6,18 @@ import type { BusNames } from "@byok/contracts";
 import type { Logger, ModelConfig, NatsConnection } from "@byok/platform";
 
 export interface SessionTimeouts {
-  /** Per store request (history.import, blob.get, blob.put) and per JetStream publish. */
+  /** Per store request (history.import, blob.get, blob.put, run.get); deadline of a JetStream publish (retried within it). */
   storeMs: number;
   /** How long a KV set_blob_args may wait for its set_blob_result. */
   blobAckMs: number;
   /** How long a KV get_blob_args may wait for its get_blob_result. */
   kvGetMs: number;
+  /**
+   * A published run with no state or client event for this long has its
+   * status read from the store; a run that ended there ends the Cursor stream
+   * (its terminal state event was lost).
+   */
+  runStatusCheckMs: number;
 }
 
 export interface SessionDeps {

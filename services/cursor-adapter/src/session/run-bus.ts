@@ -1,7 +1,9 @@
 /**
  * The session's side of the run bus (ARCHITECTURE §3.1): the ephemeral event
  * stream and the acknowledged state subject of one run, the PreparedRun
- * publication and the cancel command. Foreign NATS errors are mapped here.
+ * publication and the run's commands (JetStream publishes retried until their
+ * deadline, so a NATS blip does not lose them). Foreign NATS errors are mapped
+ * here.
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { jetstream } from "@nats-io/jetstream";
@@ -95,9 +97,37 @@ export async function openRunBus(nc: NatsConnection, names: BusNames, runId: str
   };
 }
 
+/** Longest wait for one JetStream publish acknowledgement before the publish is sent again. */
+const PUBLISH_ATTEMPT_TIMEOUT_MS = 1_000;
+/** Pause after an attempt that failed at once (e.g. no stream answering yet). */
+const PUBLISH_RETRY_PAUSE_MS = 100;
+
+/**
+ * A JetStream publish that survives a short NATS outage: nats.js drops what was
+ * buffered while the connection was down, so an attempt whose ack does not come
+ * within PUBLISH_ATTEMPT_TIMEOUT_MS is sent again, until `deadlineMs` has
+ * passed. The Nats-Msg-Id makes a repeat of a message the stream already has a
+ * no-op. A closed connection ends the attempts at once.
+ */
+async function publishDurably(nc: NatsConnection, subject: string, data: Uint8Array, msgID: string, deadlineMs: number): Promise<void> {
+  const js = jetstream(nc);
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    try {
+      await js.publish(subject, data, { msgID, timeout: Math.max(1, Math.min(PUBLISH_ATTEMPT_TIMEOUT_MS, remaining)) });
+      return;
+    } catch (error) {
+      if (nc.isClosed() || deadline - Date.now() <= PUBLISH_RETRY_PAUSE_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_PAUSE_MS));
+    }
+  }
+}
+
+/** Publishes the run on the work queue (Nats-Msg-Id = run_id); retried until `timeoutMs`. */
 export async function publishPreparedRun(nc: NatsConnection, names: BusNames, run: PreparedRun, timeoutMs: number): Promise<void> {
   try {
-    await jetstream(nc).publish(names.runStart, toBinary(PreparedRunSchema, run), { msgID: run.runId, timeout: timeoutMs });
+    await publishDurably(nc, names.runStart, toBinary(PreparedRunSchema, run), run.runId, timeoutMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish run ${run.runId}: ${(cause as Error).message}`, { cause });
   }
@@ -151,7 +181,7 @@ async function publishCommand(
 ): Promise<void> {
   const command = create(ClientCommandSchema, init);
   try {
-    await jetstream(nc).publish(names.runCommands(runId), toBinary(ClientCommandSchema, command), { msgID: init.commandId, timeout: timeoutMs });
+    await publishDurably(nc, names.runCommands(runId), toBinary(ClientCommandSchema, command), init.commandId, timeoutMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish ${what} for run ${runId}: ${(cause as Error).message}`, { cause });
   }

@@ -200,8 +200,9 @@ describe("run session", () => {
     expect(command?.command.case).toBe("cancel");
     await waitFor(() => client.outcome, "stream end", 5_000);
     expect(client.outcome).toMatchObject({ kind: "error", code: "canceled" });
-    // The adapter stopped serving the run's state subject.
+    // The adapter stopped serving the run's state subject: a liveness probe finds nobody either.
     await expect(world.state(r, { case: "terminal", value: { outcome: { case: "completed", value: {} } } })).rejects.toMatchObject({ kind: "no_responders" });
+    await expect(world.state(r, { case: "probe", value: {} })).rejects.toMatchObject({ kind: "no_responders" });
   });
 
   it("fails the run when the client does not acknowledge the answer's blobs", async () => {
@@ -235,6 +236,9 @@ describe("run session", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(acked).toBe(false);
     expect(client.uiFrames()).toEqual([]);
+    // A liveness probe is answered at once, not behind the commit being projected.
+    expect(await world.state(r, { case: "probe", value: {} })).toMatchObject({ ok: true });
+    expect(acked).toBe(false);
     client.releaseHeldSets();
     expect(await ack).toMatchObject({ ok: true });
     expect(client.uiFrames()).toEqual(["turnEnded", "staged", "settled"]);

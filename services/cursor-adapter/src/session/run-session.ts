@@ -6,10 +6,12 @@
  * execs are aborted before an error end).
  *
  * Lifecycle: preparing (history import, blob SETs, subscriptions) -> running
- * (PreparedRun published) -> ended (EndStream written; bus subscriptions torn
- * down once in-flight state replies are sent).
+ * (PreparedRun published; a run silent for long has its status read from the
+ * store, in case its terminal was lost) -> ended (EndStream written; bus
+ * subscriptions torn down once in-flight state replies are sent).
  */
-import { assertSubjectToken, FailureKind, type ClientEvent } from "@byok/contracts";
+import { create } from "@bufbuild/protobuf";
+import { assertSubjectToken, FailureKind, StateEventSchema, type ClientEvent } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
@@ -31,6 +33,7 @@ import {
   publishToolResult,
   type RunBus,
 } from "./run-bus.ts";
+import { RunStatusWatch } from "./run-status-watch.ts";
 import { StateHandler } from "./state-handler.ts";
 import { ToolRoundCommits } from "./tool-round-commits.ts";
 import { ToolRoundDriver } from "./tool-round-driver.ts";
@@ -55,6 +58,7 @@ class CursorRunSession implements RunSession {
   readonly #wire: ExecWire;
   #plan: RunPlan | undefined;
   #bus: RunBus | undefined;
+  #statusWatch: RunStatusWatch | undefined;
   #published = false;
   #ended = false;
   #terminalSeen = false;
@@ -207,9 +211,13 @@ class CursorRunSession implements RunSession {
       this.#runId,
       {
         onClientEvent: (event: ClientEvent) => {
+          this.#statusWatch?.touch();
           if (!this.#ended) this.#frames.accept(event);
         },
-        onStateEvent: (event) => stateHandler.handle(event),
+        onStateEvent: (event) => {
+          this.#statusWatch?.touch();
+          return stateHandler.handle(event);
+        },
       },
       this.#log,
     );
@@ -219,6 +227,15 @@ class CursorRunSession implements RunSession {
     if (this.#ended) return void this.#bus.close();
     await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.storeMs);
     this.#published = true;
+    this.#statusWatch = new RunStatusWatch({
+      runId: this.#runId,
+      intervalMs: deps.timeouts.runStatusCheckMs,
+      getRun: (runId) => this.#services.store.getRun(runId),
+      // The same path as a terminal state event: idempotent if that arrives too.
+      onEnded: (terminal) => void stateHandler.handle(create(StateEventSchema, { event: { case: "terminal", value: terminal } })),
+      log: this.#log,
+    });
+    this.#statusWatch.touch();
     this.#log.info(
       { model: plan.model.id, mode: plan.run.prompt?.mode, action: plan.run.action.case, base_revision_id: plan.run.baseRevisionId },
       "run published",
@@ -287,6 +304,7 @@ class CursorRunSession implements RunSession {
     this.#ended = true;
     if (byTerminal) this.#terminalSeen = true;
     if (this.#cancelTimer !== undefined) clearTimeout(this.#cancelTimer);
+    this.#statusWatch?.stop();
     this.#frames.closeOpenBlocks();
     const aborted = this.#wire.abortRunning();
     if (aborted.length > 0) this.#log.info({ exec_ids: aborted }, "running execs aborted");

@@ -4,7 +4,9 @@
  * barrier), ExecuteToolRound starts the round's tools (answered once they are
  * dispatched, not when they finish), terminals end the stream. A new owner
  * re-sends the pending event after failover, so events are handled once per
- * (cause, round, revision) / round / terminal and in arrival order.
+ * (cause, round, revision) / round / terminal and in arrival order. Liveness
+ * probes are answered at once (ok while the Cursor stream is open), outside
+ * that order.
  */
 import { CommitCause, type ExecuteToolRound, type RunTerminal, type StateCommitted, type StateEvent } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
@@ -45,6 +47,8 @@ export class StateHandler {
   }
 
   handle(event: StateEvent): Promise<StateAckInit> {
+    // A liveness probe is answered at once, not behind a commit being projected.
+    if (event.event.case === "probe") return Promise.resolve(this.#ports.ended() ? STREAM_CLOSED : { ok: true });
     const result = this.#queue.then(() => this.#handle(event));
     this.#queue = result.catch(() => {});
     return result;
@@ -59,6 +63,8 @@ export class StateHandler {
         return this.#terminal(e.value.outcome);
       case "executeToolRound":
         return this.#execute(e.value);
+      case "probe":
+        return this.#ports.ended() ? STREAM_CLOSED : { ok: true };
       case undefined:
         return { ok: false, error: "empty state event" };
       default: {

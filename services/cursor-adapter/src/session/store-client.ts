@@ -1,10 +1,10 @@
 /**
  * The store operations a session uses (history.import, revision.messages,
- * blob.get, blob.put), typed, with bus errors and StoreError responses mapped
+ * blob.get, blob.put, run.get), typed, with bus errors and StoreError responses mapped
  * once into StoreCallError.
  */
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
-import { STORE_OPERATIONS, StoreErrorKind, type BusNames, type Message, type StoreOperation } from "@byok/contracts";
+import { STORE_OPERATIONS, StoreErrorKind, type BusNames, type Message, type RunRecord, type StoreOperation } from "@byok/contracts";
 import { BusError, busRequest, type NatsConnection } from "@byok/platform";
 import type { DescMessage } from "@bufbuild/protobuf";
 
@@ -25,6 +25,8 @@ export interface StoreClient {
   /** The blobs the store has, by hex id; missing ids are simply absent. */
   getBlobs(ids: Uint8Array[]): Promise<Map<string, Uint8Array>>;
   putBlob(data: Uint8Array): Promise<void>;
+  /** The run's record; undefined while no worker has begun it. */
+  getRun(runId: string): Promise<RunRecord | undefined>;
 }
 
 type WithError = { error?: { kind: StoreErrorKind; message: string } | undefined };
@@ -66,6 +68,14 @@ export function createStoreClient(nc: NatsConnection, names: BusNames, timeoutMs
     },
     async putBlob(data) {
       await call(STORE_OPERATIONS.putBlob, { data });
+    },
+    async getRun(runId) {
+      try {
+        return (await call(STORE_OPERATIONS.getRun, { runId })).run;
+      } catch (error) {
+        if (error instanceof StoreCallError && error.kind === StoreErrorKind[StoreErrorKind.NOT_FOUND]) return undefined;
+        throw error;
+      }
     },
   };
 }

@@ -30,6 +30,7 @@ import { loadConfig as loadStoreConfig, startStore, type RunningStore } from "@b
 import { createTestBus, createTestDatabase, waitFor } from "../../../../tests/support/infra.ts";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
 import type { EndOutcome, RunSession, RunSessionFactory, ServerStream } from "../transport/session-port.ts";
+import type { SessionTimeouts } from "./deps.ts";
 import { createRunSessionFactory } from "./factory.ts";
 
 export const PROMPT_DIR = join(fileURLToPath(new URL(".", import.meta.url)), "../../../../prompt/cursor");
@@ -148,7 +149,7 @@ export interface SessionWorld {
   close(): Promise<void>;
 }
 
-export async function startSessionWorld(timeouts = { storeMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000 }): Promise<SessionWorld> {
+export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {}): Promise<SessionWorld> {
   const database = await createTestDatabase();
   const bus = createTestBus();
   const names = busNames(bus.prefix);
@@ -169,7 +170,14 @@ export async function startSessionWorld(timeouts = { storeMs: 5_000, blobAckMs: 
   const jsm = await jetstreamManager(conn);
   await jsm.consumers.add(names.runsStream, { durable_name: "session-test-worker", ack_policy: AckPolicy.Explicit });
   const consumer: Consumer = await jetstream(conn).consumers.get(names.runsStream, "session-test-worker");
-  const factory = createRunSessionFactory({ nc: conn, names, log: silentLogger(), models: TEST_MODELS, promptDir: PROMPT_DIR, timeouts });
+  const factory = createRunSessionFactory({
+    nc: conn,
+    names,
+    log: silentLogger(),
+    models: TEST_MODELS,
+    promptDir: PROMPT_DIR,
+    timeouts: { storeMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000, runStatusCheckMs: 30_000, ...timeouts },
+  });
   const taken = new Map<string, PreparedRun>();
 
   return {

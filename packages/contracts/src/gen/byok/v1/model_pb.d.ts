@@ -445,6 +445,11 @@ export declare const ModelKeepaliveSchema: GenMessage<ModelKeepalive>;
  * state: the gateway matches its replay state against that order on the next
  * call, so callers must not merge or reorder parts.
  *
+ * Besides these frames the gateway sends caller probes to the same inbox:
+ * requests with an empty body and the header "Byok-Caller-Probe" (not a
+ * ModelEvent, no seq). The caller answers them; when nobody responds the
+ * caller is gone and the gateway aborts the upstream request.
+ *
  * @generated from message byok.v1.ModelEvent
  */
 export declare type ModelEvent = Message<"byok.v1.ModelEvent"> & {

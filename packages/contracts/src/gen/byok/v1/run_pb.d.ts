@@ -537,6 +537,23 @@ export declare type RunTerminal = Message<"byok.v1.RunTerminal"> & {
 export declare const RunTerminalSchema: GenMessage<RunTerminal>;
 
 /**
+ * Liveness check of the client while the run owner waits for it (tool results):
+ * the adapter answers at once, outside the order of the other state events, with
+ * ok = true while the run's Cursor stream is open and ok = false once it ended.
+ * No responders (or no answer several times in a row) also means the client is gone.
+ *
+ * @generated from message byok.v1.RunProbe
+ */
+export declare type RunProbe = Message<"byok.v1.RunProbe"> & {
+};
+
+/**
+ * Describes the message byok.v1.RunProbe.
+ * Use `create(RunProbeSchema)` to create a new message.
+ */
+export declare const RunProbeSchema: GenMessage<RunProbe>;
+
+/**
  * @generated from message byok.v1.StateEvent
  */
 export declare type StateEvent = Message<"byok.v1.StateEvent"> & {
@@ -561,6 +578,12 @@ export declare type StateEvent = Message<"byok.v1.StateEvent"> & {
      */
     value: RunTerminal;
     case: "terminal";
+  } | {
+    /**
+     * @generated from field: byok.v1.RunProbe probe = 4;
+     */
+    value: RunProbe;
+    case: "probe";
   } | { case: undefined; value?: undefined };
 };
 

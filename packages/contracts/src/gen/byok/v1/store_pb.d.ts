@@ -1181,6 +1181,14 @@ export enum StoreErrorKind {
    * @generated from enum value: STORE_ERROR_KIND_INTERNAL = 6;
    */
   INTERNAL = 6,
+
+  /**
+   * The database is unreachable (connection refused or lost, shutting down):
+   * the same request may succeed later.
+   *
+   * @generated from enum value: STORE_ERROR_KIND_UNAVAILABLE = 7;
+   */
+  UNAVAILABLE = 7,
 }
 
 /**
