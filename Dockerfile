@@ -2,7 +2,7 @@
 # `command: ["node", "services/<service>/src/main.ts"]`. Node 22 runs the
 # TypeScript sources directly (type stripping), so there is no build step;
 # generated protobuf code is committed.
-FROM node:22-bookworm-slim
+FROM node:22
 
 WORKDIR /app
 ENV NODE_ENV=production
