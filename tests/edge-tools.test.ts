@@ -23,6 +23,7 @@ import {
   ExecGate,
   finishedOk,
   readSuccess,
+  settledCheckpoint,
   textOf,
   toolUpdates,
 } from "./tools-support.ts";
@@ -80,7 +81,6 @@ describe("tool round through the edge proxy", () => {
     let readAnswered!: () => void;
     const readDone = new Promise<void>((resolve) => (readAnswered = resolve));
     let exitSentAt: number | undefined;
-    let requestsWhenSettled: number | undefined;
     const chat = edge.client({ name: "bob", key: bob.key }).conversation();
     const run: CursorRun = chat.send("Check the config and build.", {
       modelId: gw.modelId,
@@ -104,13 +104,9 @@ describe("tool round through the edge proxy", () => {
         },
       },
     });
-    const settledFrame = run.waitForFrame((m) => {
-      const settled = m.message.case === "conversationCheckpointUpdate" && m.message.value.pendingToolCalls.length === 0 && m.message.value.readPaths.length > 0;
-      if (settled && requestsWhenSettled === undefined) requestsWhenSettled = gw.llm.requests.length;
-      return settled;
-    }, "the settled checkpoint of the round");
+    const settledWatch = settledCheckpoint(run, gw, "the settled checkpoint of the round");
     const result = await finishedOk(run);
-    await settledFrame;
+    await settledWatch.frame;
     const frames = result.describe();
     expect(result.violations, frames).toEqual([]);
     expect(result.text).toBe(ROUND_TEXT + FINAL_TEXT);
@@ -151,7 +147,7 @@ describe("tool round through the edge proxy", () => {
     expect(added.map((r) => `${r.role}:${r.role === "tool" ? r.id : ""}`)).toEqual(["assistant:", `tool:${READ}`, "assistant:", `tool:${SHELL}`]);
     expect(settled.state.pendingToolCalls).toEqual([]);
     expect(settled.state.readPaths).toEqual([FILE]);
-    expect(requestsWhenSettled).toBe(1);
+    expect(settledWatch.requestsWhenSettled()).toBe(1);
     const settledEntry = result.timeline.find((e) => e.kind === "frame" && e.order === settled.order)!;
     expect(epochOf(settledEntry.at)).toBeLessThan(second!.receivedAt + 1);
 

@@ -11,12 +11,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { RunStatus } from "@byok/contracts";
-import type { tools } from "@byok/cursor-protocol";
 import { waitFor } from "./support/infra.ts";
-import type { ExecContext } from "./support/fake-cursor/index.ts";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
 import { TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
+import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /** Redelivery within ~2 s of the crash instead of the default 30 s. */
 const FAST_REDELIVERY = { RUN_ACK_WAIT_MS: "2000", RUN_WORKING_INTERVAL_MS: "500" };
@@ -73,38 +71,27 @@ describe("run worker killed with SIGKILL", () => {
     enqueueChat(gw, { id: "chatcmpl-kill-round-2", text: "Both files read despite the crash." });
     const doomed = await processes.startRunWorker(gw, "doomed-round-worker");
 
-    const executed: string[] = [];
-    let releaseB!: () => void;
-    const bMayAnswer = new Promise<void>((resolve) => (releaseB = resolve));
+    // B's answer waits until the round is in the next worker's hands.
+    const reads = holdReads((path) => `// ${path}\n`, (toolCallId) => toolCallId === CALL_B);
     const chat = gw.client().conversation();
-    const run = chat.send("Read a and b.", {
-      modelId: gw.modelId,
-      onExec: {
-        readArgs: async (ctx: ExecContext) => {
-          const { path, toolCallId } = execArgs<tools.ReadArgs>(ctx);
-          executed.push(toolCallId);
-          if (toolCallId === CALL_B) await bMayAnswer;
-          await ctx.reply(readSuccess(path, `// ${path}\n`));
-        },
-      },
-    });
+    const run = chat.send("Read a and b.", { modelId: gw.modelId, onExec: reads.onExec });
 
     // The child owns the round: A's pair is committed, B is running in the IDE.
     await waitFor(async () => (await gw.store("getOpenToolRound", { runId: run.requestId })).round?.results.length === 1, "A's result committed by the child", 10_000);
-    await waitFor(() => executed.length === 2, "both execs in the IDE", 10_000);
+    await waitFor(() => reads.executed.length === 2, "both execs in the IDE", 10_000);
     const exit = await doomed.kill("SIGKILL");
     expect(exit.signal).toBe("SIGKILL");
 
     const successor = await gw.startWorker();
     await waitFor(() => successor.runsTaken() > 0, "the successor to take the redelivered run", 10_000);
-    releaseB();
+    reads.release();
 
     const result = await finishedOk(run);
     const frames = result.describe();
     expect(result.violations, frames).toEqual([]);
     expect(result.text).toContain("Both files read despite the crash.");
     // Each tool ran once in the IDE, although the round was handed to another worker.
-    expect([...executed].sort()).toEqual([CALL_A, CALL_B]);
+    expect([...reads.executed].sort()).toEqual([CALL_A, CALL_B]);
     const execFrames = result.timeline.filter((e) => e.kind === "frame" && e.message.message.case === "execServerMessage");
     expect(execFrames, frames).toHaveLength(2);
     // The round was projected once: one staged and one settled checkpoint before the turn ended.

@@ -17,12 +17,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FailureKind, RunStatus, type Message } from "@byok/contracts";
-import type { tools } from "@byok/cursor-protocol";
 import { waitFor } from "./support/infra.ts";
-import type { CursorRun, ExecContext, RunResult } from "./support/fake-cursor/index.ts";
+import type { CursorRun, RunResult } from "./support/fake-cursor/index.ts";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
 import { PrivateNatsServer, TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
+import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /** Short timeouts so that a lost message shows within seconds (defaults are 10-30 s). */
 const SHORT_TIMEOUTS = {
@@ -129,34 +128,20 @@ describe("nats-server restarted mid-run", () => {
   it("while a tool runs in the IDE: a result sent after the reconnect reaches the run owner over the restarted JetStream, and the run completes", async () => {
     enqueueChat(gw, { id: "chatcmpl-nats-tool-1", text: "Reading n.ts.", calls: [{ id: "call_nats_read", name: "Read", args: { path: "/home/dev/project/n.ts" } }] });
     enqueueChat(gw, { id: "chatcmpl-nats-tool-2", text: "Read it after the restart." });
-    let started!: () => void;
-    const execStarted = new Promise<void>((resolve) => (started = resolve));
-    let release!: () => void;
-    const mayAnswer = new Promise<void>((resolve) => (release = resolve));
-    let executions = 0;
+    const reads = holdReads(() => "export const n = 1;\n");
     const chat = gw.client().conversation();
-    const run = chat.send("Read n.ts.", {
-      modelId: gw.modelId,
-      onExec: {
-        readArgs: async (ctx: ExecContext) => {
-          executions += 1;
-          started();
-          await mayAnswer;
-          await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, "export const n = 1;\n"));
-        },
-      },
-    });
-    await execStarted;
+    const run = chat.send("Read n.ts.", { modelId: gw.modelId, onExec: reads.onExec });
+    await reads.started;
     await nats.restart();
     await nats.clientsBack();
-    release();
+    reads.release();
 
     const result = await endsWithin(run, RUN_END_BOUND_MS);
     const frames = result.describe();
     expect(result.end, frames).toEqual({ kind: "ok", metadata: {} });
     expect(result.violations, frames).toEqual([]);
     expect(result.text).toBe("Reading n.ts.Read it after the restart.");
-    expect(executions).toBe(1);
+    expect(reads.executed.length).toBe(1);
     expect(result.checkpoints.filter((c) => c.beforeTurnEnded).map((c) => c.kind), frames).toEqual(["staged", "settled"]);
     const loop = afterLastUser(chatMessages(gw.llm.requestsTo("openai-chat")[1]));
     expect(loop.map((m) => m.role)).toEqual(["assistant", "tool"]);
@@ -167,24 +152,12 @@ describe("nats-server restarted mid-run", () => {
   it("while a tool runs in the IDE: a result sent during a short NATS outage is published again after the reconnect, and the run completes", async () => {
     enqueueChat(gw, { id: "chatcmpl-nats-blip-1", text: "Reading b.ts.", calls: [{ id: "call_nats_blip", name: "Read", args: { path: "/home/dev/project/b.ts" } }] });
     enqueueChat(gw, { id: "chatcmpl-nats-blip-2", text: "Read it across the outage." });
-    let started!: () => void;
-    const execStarted = new Promise<void>((resolve) => (started = resolve));
-    let release!: () => void;
-    const mayAnswer = new Promise<void>((resolve) => (release = resolve));
+    const reads = holdReads(() => "export const b = 2;\n");
     const chat = gw.client().conversation();
-    const run = chat.send("Read b.ts.", {
-      modelId: gw.modelId,
-      onExec: {
-        readArgs: async (ctx: ExecContext) => {
-          started();
-          await mayAnswer;
-          await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, "export const b = 2;\n"));
-        },
-      },
-    });
-    await execStarted;
+    const run = chat.send("Read b.ts.", { modelId: gw.modelId, onExec: reads.onExec });
+    await reads.started;
     await nats.stop();
-    release();
+    reads.release();
     // The adapter has the result (the IDE sees the call completed) and publishes it while NATS is down.
     await run.waitForFrame((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallCompleted", "the tool call completed");
     await nats.start();
@@ -201,24 +174,12 @@ describe("nats-server restarted mid-run", () => {
 
   it("while a tool runs in the IDE: a result sent while NATS stays down ends the Cursor stream with a clean error; the run owner learns that its client is gone, and the next turn completes", async () => {
     enqueueChat(gw, { id: "chatcmpl-nats-down-1", calls: [{ id: "call_nats_down", name: "Read", args: { path: "/home/dev/project/d.ts" } }] });
-    let started!: () => void;
-    const execStarted = new Promise<void>((resolve) => (started = resolve));
-    let release!: () => void;
-    const mayAnswer = new Promise<void>((resolve) => (release = resolve));
+    const reads = holdReads(() => "export const d = 4;\n");
     const chat = gw.client().conversation();
-    const run = chat.send("Read d.ts.", {
-      modelId: gw.modelId,
-      onExec: {
-        readArgs: async (ctx: ExecContext) => {
-          started();
-          await mayAnswer;
-          await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, "export const d = 4;\n"));
-        },
-      },
-    });
-    await execStarted;
+    const run = chat.send("Read d.ts.", { modelId: gw.modelId, onExec: reads.onExec });
+    await reads.started;
     await nats.stop();
-    release();
+    reads.release();
     // NATS stays down until the Cursor side has its answer.
     const result = await endsWithin(run, RUN_END_BOUND_MS);
     const frames = result.describe();

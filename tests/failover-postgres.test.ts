@@ -10,12 +10,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { FailureKind, RunStatus, STORE_OPERATIONS, StoreErrorKind } from "@byok/contracts";
-import type { tools } from "@byok/cursor-protocol";
 import { waitFor } from "./support/infra.ts";
-import type { ExecContext, KvBehaviour } from "./support/fake-cursor/index.ts";
+import type { KvBehaviour } from "./support/fake-cursor/index.ts";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
 import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, enqueueChat, execArgs, finishedOk, readSuccess, textOf } from "./tools-support.ts";
+import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads, textOf } from "./tools-support.ts";
 
 function afterUser(messages: readonly Message[]): Message[] {
   const last = messages.map((m) => m.body.case).lastIndexOf("user");
@@ -74,6 +73,28 @@ describe("Postgres restarted under the store", () => {
     return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
   }
 
+  /**
+   * One turn whose final answer is appended while Postgres is up; Postgres
+   * stops while the client holds that answer's ACK, and starts again once
+   * `operation` was requested `requestsWhileDown` times. Returns the run's
+   * result and how often `operation` was requested in all.
+   */
+  async function answerAcrossOutage(answer: string, operation: string, requestsWhileDown: number, what: string, timeoutMs: number) {
+    const requests = countRequests(gw, operation);
+    const hold = holdAnswerAck(answer);
+    const chat = gw.client().conversation();
+    const run = chat.send("Answer, please.", { modelId: gw.modelId, kv: hold.kv });
+    await hold.held;
+    await postgres.stop();
+    hold.release();
+    await waitFor(() => requests.count() >= requestsWhileDown, what, timeoutMs);
+    await postgres.start();
+
+    const result = await finishedOk(run);
+    requests.stop();
+    return { chat, result, requests: requests.count() };
+  }
+
   it("between two turns: the next turn completes and builds on the history stored before the restart", async () => {
     enqueueChat(gw, { id: "chatcmpl-pg-1", text: "Stored before the restart." });
     const chat = gw.client().conversation();
@@ -102,33 +123,19 @@ describe("Postgres restarted under the store", () => {
   it("while a tool runs in the IDE: the result commits on the restarted database and the run completes", async () => {
     enqueueChat(gw, { id: "chatcmpl-pg-tool-1", calls: [{ id: "call_pg_read", name: "Read", args: { path: "/home/dev/project/p.ts" } }] });
     enqueueChat(gw, { id: "chatcmpl-pg-tool-2", text: "Read p.ts across the restart." });
-    let started!: () => void;
-    const execStarted = new Promise<void>((resolve) => (started = resolve));
-    let release!: () => void;
-    const mayAnswer = new Promise<void>((resolve) => (release = resolve));
-    let executions = 0;
+    const reads = holdReads(() => "export const p = 16;\n");
     const chat = gw.client().conversation();
-    const run = chat.send("Read p.ts.", {
-      modelId: gw.modelId,
-      onExec: {
-        readArgs: async (ctx: ExecContext) => {
-          executions += 1;
-          started();
-          await mayAnswer;
-          await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, "export const p = 16;\n"));
-        },
-      },
-    });
-    await execStarted;
+    const run = chat.send("Read p.ts.", { modelId: gw.modelId, onExec: reads.onExec });
+    await reads.started;
     await postgres.stop();
     await postgres.start();
-    release();
+    reads.release();
 
     const result = await finishedOk(run);
     const frames = result.describe();
     expect(result.violations, frames).toEqual([]);
     expect(result.text).toBe("Read p.ts across the restart.");
-    expect(executions).toBe(1);
+    expect(reads.executed.length).toBe(1);
     expect(result.checkpoints.filter((c) => c.beforeTurnEnded).map((c) => c.kind), frames).toEqual(["staged", "settled"]);
     const loop = afterLastUser(chatMessages(gw.llm.requestsTo("openai-chat")[1]));
     expect(loop.map((m) => m.role)).toEqual(["assistant", "tool"]);
@@ -138,24 +145,12 @@ describe("Postgres restarted under the store", () => {
 
   it("a result that arrives while the database is down: the run ends with a clean store error, and the next turn completes", async () => {
     enqueueChat(gw, { id: "chatcmpl-pg-down-1", calls: [{ id: "call_pg_down", name: "Read", args: { path: "/home/dev/project/q.ts" } }] });
-    let started!: () => void;
-    const execStarted = new Promise<void>((resolve) => (started = resolve));
-    let release!: () => void;
-    const mayAnswer = new Promise<void>((resolve) => (release = resolve));
+    const reads = holdReads(() => "export const q = 0;\n");
     const chat = gw.client().conversation();
-    const run = chat.send("Read q.ts.", {
-      modelId: gw.modelId,
-      onExec: {
-        readArgs: async (ctx: ExecContext) => {
-          started();
-          await mayAnswer;
-          await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, "export const q = 0;\n"));
-        },
-      },
-    });
-    await execStarted;
+    const run = chat.send("Read q.ts.", { modelId: gw.modelId, onExec: reads.onExec });
+    await reads.started;
     await postgres.stop();
-    release();
+    reads.release();
     // The commit fails at once (connection refused): an error EndStream, no turn_ended, no settled checkpoint.
     const result = await run.finished;
     const frames = result.describe();
@@ -182,25 +177,14 @@ describe("Postgres restarted under the store", () => {
   it("the database stops after the final answer is stored: the run's end is recorded once it is back, and the IDE sees the turn complete", async () => {
     const answer = "Stored, then the database went away.";
     enqueueChat(gw, { id: "chatcmpl-pg-final", text: answer, usage: { prompt: 40, completion: 8 } });
-    const finishes = countRequests(gw, STORE_OPERATIONS.finishRun.name);
-    const hold = holdAnswerAck(answer);
-    const chat = gw.client().conversation();
-    const run = chat.send("Answer, please.", { modelId: gw.modelId, kv: hold.kv });
-    await hold.held;
-    await postgres.stop();
-    hold.release();
     // The worker's run.finish meets the stopped database.
-    await waitFor(() => finishes.count() >= 1, "run.finish sent while the database is down", 10_000);
-    await postgres.start();
-
-    const result = await finishedOk(run);
-    finishes.stop();
+    const { chat, result, requests: finishes } = await answerAcrossOutage(answer, STORE_OPERATIONS.finishRun.name, 1, "run.finish sent while the database is down", 10_000);
     const frames = result.describe();
     expect(result.violations, frames).toEqual([]);
     expect(result.text).toBe(answer);
     expect(result.turnEnded?.outputTokens).toBe(8n);
-    expect(finishes.count(), "run.finish retried").toBeGreaterThan(1);
-    const record = (await gw.store("getRun", { runId: run.requestId })).run;
+    expect(finishes, "run.finish retried").toBeGreaterThan(1);
+    const record = (await gw.store("getRun", { runId: result.requestId })).run;
     expect(record).toMatchObject({ status: RunStatus.COMPLETED, beginCount: 1 });
     expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
   });
@@ -211,26 +195,15 @@ describe("Postgres restarted under the store", () => {
     gw = await startGateway({ databaseAdminUrl: postgres.adminUrl, env: { runWorker: { RUN_FINISH_RETRY_MS: "300" } } });
     const answer = "Recorded by a later delivery.";
     enqueueChat(gw, { id: "chatcmpl-pg-redelivery", text: answer });
-    const begins = countRequests(gw, STORE_OPERATIONS.beginRun.name);
-    const hold = holdAnswerAck(answer);
-    const chat = gw.client().conversation();
-    const run = chat.send("Answer, please.", { modelId: gw.modelId, kv: hold.kv });
-    await hold.held;
-    await postgres.stop();
-    hold.release();
     // The message was nak'ed and delivered again: that delivery's run.begin meets the stopped database too.
-    await waitFor(() => begins.count() >= 2, "the run delivered again while the database is down", 15_000);
-    await postgres.start();
-
-    const result = await finishedOk(run);
-    begins.stop();
+    const { chat, result } = await answerAcrossOutage(answer, STORE_OPERATIONS.beginRun.name, 2, "the run delivered again while the database is down", 15_000);
     const frames = result.describe();
     expect(result.violations, frames).toEqual([]);
     expect(result.text).toBe(answer);
     // The answer was projected once (the new owner's repeated commit changed nothing), then the success tail.
     expect(result.checkpoints.map((c) => c.kind), frames).toEqual(["staged", "settled", "settled"]);
     expect(gw.llm.requestsTo("openai-chat")).toHaveLength(1);
-    const record = (await gw.store("getRun", { runId: run.requestId })).run;
+    const record = (await gw.store("getRun", { runId: result.requestId })).run;
     expect(record?.status).toBe(RunStatus.COMPLETED);
     expect(record?.beginCount).toBeGreaterThanOrEqual(2);
     expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);

@@ -5,11 +5,9 @@
  * still one staged and one settled checkpoint for the round, and the answer.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { tools } from "@byok/cursor-protocol";
 import { waitFor } from "./support/infra.ts";
-import type { ExecContext } from "./support/fake-cursor/index.ts";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { afterLastUser, chatMessages, enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
+import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 describe("tool round across a worker handover", () => {
   let gw: GatewayHarness;
@@ -30,33 +28,22 @@ describe("tool round across a worker handover", () => {
     });
     enqueueChat(gw, { id: "chatcmpl-failover-2", text: "Read both after the handover." });
 
-    const execs: string[] = [];
-    let releaseB!: () => void;
-    const bMayAnswer = new Promise<void>((resolve) => (releaseB = resolve));
+    // B's answer waits until the round is in the next worker's hands.
+    const reads = holdReads((path) => `// ${path}\n`, (toolCallId) => toolCallId === "call_fo_b");
     const chat = gw.client().conversation();
-    const run = chat.send("Read a and b.", {
-      modelId: gw.modelId,
-      onExec: {
-        readArgs: async (ctx: ExecContext) => {
-          const { path, toolCallId } = execArgs<tools.ReadArgs>(ctx);
-          execs.push(toolCallId);
-          if (toolCallId === "call_fo_b") await bMayAnswer;
-          await ctx.reply(readSuccess(path, `// ${path}\n`));
-        },
-      },
-    });
+    const run = chat.send("Read a and b.", { modelId: gw.modelId, onExec: reads.onExec });
 
     // A's result is committed under the first worker, then that worker goes away.
     await waitFor(async () => (await gw.store("getOpenToolRound", { runId: run.requestId })).round?.results.length === 1, "A's result committed", 10_000);
     await gw.workers[0]!.stop();
     const second = await gw.startWorker();
     await waitFor(() => second.runsTaken() > 0, "the second worker to take the run", 10_000);
-    releaseB();
+    reads.release();
 
     const result = await finishedOk(run);
     expect(result.violations, result.describe()).toEqual([]);
     expect(result.text).toBe("Read both after the handover.");
-    expect(execs.sort()).toEqual(["call_fo_a", "call_fo_b"]);
+    expect([...reads.executed].sort()).toEqual(["call_fo_a", "call_fo_b"]);
     expect(result.checkpoints.filter((c) => c.beforeTurnEnded).map((c) => c.kind)).toEqual(["staged", "settled"]);
     const settled = result.checkpoints.find((c) => c.kind === "settled")!;
     const roots = settled.state.rootPromptMessagesJson.map((id) => chat.client.blobs.json(id) as { role: string; id?: string });

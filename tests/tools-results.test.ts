@@ -6,7 +6,7 @@
  * name after the mode's tools and routed back to the right MCP server.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { agent, type tools } from "@byok/cursor-protocol";
 import { buildRunRequest, type ExecContext } from "./support/fake-cursor/index.ts";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
@@ -14,6 +14,21 @@ import { providerFixture } from "./support/mock-llm.ts";
 import { afterLastUser, chatMessages, enqueueChat, execArgs, execResult, finishedOk, textOf } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+
+/** A run request of a user message in a new conversation, offering the client's MCP tools. */
+function runRequestWithMcpTools(gw: GatewayHarness, text: string, mcpTools: MessageInitShape<typeof agent.McpToolsSchema>["mcpTools"]) {
+  const client = gw.client();
+  const chat = client.conversation();
+  const runRequest = buildRunRequest({
+    conversationId: chat.id,
+    conversationState: chat.state,
+    model: { via: "requested_model", modelId: gw.modelId },
+    action: { kind: "user_message", text },
+  });
+  if (runRequest.message.case !== "runRequest") throw new Error("not a run request");
+  runRequest.message.value.mcpTools = create(agent.McpToolsSchema, { mcpTools });
+  return { client, runRequest };
+}
 
 describe("tool results reach the model as strings", () => {
   let gw: GatewayHarness;
@@ -44,26 +59,15 @@ describe("tool results reach the model as strings", () => {
         await ctx.reply(execResult({ case: "mcpResult", value: { result: { case: "success", value: { content: [], isError: false, structuredContent } } } }));
       },
     };
-    const client = gw.client();
-    const chat = client.conversation();
-    const runRequest = buildRunRequest({
-      conversationId: chat.id,
-      conversationState: chat.state,
-      model: { via: "requested_model", modelId: gw.modelId },
-      action: { kind: "user_message", text: "Weather in Berlin and Paris?" },
-    });
-    if (runRequest.message.case !== "runRequest") throw new Error("not a run request");
-    runRequest.message.value.mcpTools = create(agent.McpToolsSchema, {
-      mcpTools: [
-        {
-          name: "weather-now",
-          description: "Current weather for a city.",
-          providerIdentifier: "weather",
-          toolName: "now",
-          inputSchemaJson: JSON.stringify({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
-        },
-      ],
-    });
+    const { client, runRequest } = runRequestWithMcpTools(gw, "Weather in Berlin and Paris?", [
+      {
+        name: "weather-now",
+        description: "Current weather for a city.",
+        providerIdentifier: "weather",
+        toolName: "now",
+        inputSchemaJson: JSON.stringify({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+      },
+    ]);
     const result = await finishedOk(client.startRun({ runRequest, onExec }));
     expect(result.violations, result.describe()).toEqual([]);
 
@@ -131,16 +135,7 @@ describe("tool results reach the model as strings", () => {
   });
 
   it("a client MCP tool named like one of the mode's tools is a protocol error before anything runs", async () => {
-    const client = gw.client();
-    const chat = client.conversation();
-    const runRequest = buildRunRequest({
-      conversationId: chat.id,
-      conversationState: chat.state,
-      model: { via: "requested_model", modelId: gw.modelId },
-      action: { kind: "user_message", text: "hi" },
-    });
-    if (runRequest.message.case !== "runRequest") throw new Error("not a run request");
-    runRequest.message.value.mcpTools = create(agent.McpToolsSchema, { mcpTools: [{ name: "Read", description: "shadowing", providerIdentifier: "fs", toolName: "read" }] });
+    const { client, runRequest } = runRequestWithMcpTools(gw, "hi", [{ name: "Read", description: "shadowing", providerIdentifier: "fs", toolName: "read" }]);
     const result = await client.startRun({ runRequest }).finished;
     expect(result.end, result.describe()).toMatchObject({ kind: "error", code: "invalid_argument" });
     expect(result.end.kind === "error" && result.end.message).toContain("protocol error");

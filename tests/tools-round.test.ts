@@ -23,6 +23,7 @@ import {
   execResult,
   finishedOk,
   readSuccess,
+  settledCheckpoint,
   textOf,
   toolUpdates,
 } from "./tools-support.ts";
@@ -113,15 +114,10 @@ describe("tool round end to end", () => {
     gw.llm.enqueue({ kind: "fixture", file: FINAL_TEXT_FIXTURE });
     const client = gw.client();
     const chat = client.conversation();
-    let requestsWhenSettled: number | undefined;
     const run = chat.send("Compare a.ts and c.ts and find exports.", { modelId: gw.modelId, onExec: answerInOrder([B, A, C]), kv: { ackDelayMs: () => 15 } });
-    const settledFrame = run.waitForFrame((m) => {
-      const settled = m.message.case === "conversationCheckpointUpdate" && m.message.value.pendingToolCalls.length === 0 && m.message.value.readPaths.length > 0;
-      if (settled && requestsWhenSettled === undefined) requestsWhenSettled = gw.llm.requests.length;
-      return settled;
-    }, "the settled checkpoint of the tool round");
+    const settledWatch = settledCheckpoint(run, gw, "the settled checkpoint of the tool round");
     const result = await finishedOk(run);
-    await settledFrame;
+    await settledWatch.frame;
     const frames = result.describe();
     expect(result.violations, frames).toEqual([]);
 
@@ -174,7 +170,7 @@ describe("tool round end to end", () => {
     expect([...settled.state.readPaths].sort()).toEqual(Object.keys(FILES).sort());
     expect(staged.state.readPaths).toEqual([]);
     // The settled checkpoint reached the client before the model was asked again.
-    expect(requestsWhenSettled).toBe(1);
+    expect(settledWatch.requestsWhenSettled()).toBe(1);
     const settledEntry = result.timeline.find((e) => e.kind === "frame" && e.order === settled.order)!;
     expect(epochOf(settledEntry.at)).toBeLessThan(second!.receivedAt + 1);
     // The run's turn holds the tool calls as typed steps.

@@ -8,7 +8,7 @@
 import { performance } from "node:perf_hooks";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { agent, tools } from "@byok/cursor-protocol";
-import type { CursorRun, ExecContext, RunResult } from "./support/fake-cursor/index.ts";
+import type { CursorRun, ExecContext, ExecHandlers, RunResult } from "./support/fake-cursor/index.ts";
 import type { GatewayHarness } from "./support/gateway-harness.ts";
 import type { RecordedRequest } from "./support/mock-llm.ts";
 
@@ -129,6 +129,21 @@ export function epochOf(at: number): number {
   return performance.timeOrigin + at;
 }
 
+/**
+ * The settled checkpoint of a tool round (no pending calls, read paths
+ * recorded), and how many model requests the mock LLM had received when it
+ * arrived. Call before awaiting the run so the count is taken at arrival.
+ */
+export function settledCheckpoint(run: CursorRun, gw: GatewayHarness, what: string): { frame: Promise<agent.AgentServerMessage>; requestsWhenSettled(): number | undefined } {
+  let requestsWhenSettled: number | undefined;
+  const frame = run.waitForFrame((m) => {
+    const settled = m.message.case === "conversationCheckpointUpdate" && m.message.value.pendingToolCalls.length === 0 && m.message.value.readPaths.length > 0;
+    if (settled && requestsWhenSettled === undefined) requestsWhenSettled = gw.llm.requests.length;
+    return settled;
+  }, what);
+  return { frame, requestsWhenSettled: () => requestsWhenSettled };
+}
+
 // ---- exec answers ----
 
 /** An exec_client_message payload (what ExecContext.result / reply take). */
@@ -182,6 +197,39 @@ export class ExecGate {
     if (this.#arrived.length >= this.#count) return Promise.resolve([...this.#arrived]);
     return new Promise((resolve) => this.#waiters.push(() => resolve([...this.#arrived])));
   }
+}
+
+/** Read execs whose answers wait for the test: see holdReads. */
+export interface HeldReads {
+  /** Pass as the turn's onExec. */
+  readonly onExec: ExecHandlers;
+  /** Tool call ids of the Read execs, in arrival order. */
+  readonly executed: readonly string[];
+  /** Resolves when the first Read exec has arrived. */
+  readonly started: Promise<void>;
+  /** Lets the held execs answer. */
+  release(): void;
+}
+
+/**
+ * Read execs answered with `content(path)`; the calls `held` selects (default:
+ * every call) answer only after `release()`, so a test can break something
+ * while a tool runs in the IDE.
+ */
+export function holdReads(content: (path: string) => string, held: (toolCallId: string) => boolean = () => true): HeldReads {
+  const executed: string[] = [];
+  let started!: () => void;
+  const startedPromise = new Promise<void>((resolve) => (started = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const readArgs = async (ctx: ExecContext): Promise<void> => {
+    const { path, toolCallId } = execArgs<tools.ReadArgs>(ctx);
+    executed.push(toolCallId);
+    started();
+    if (held(toolCallId)) await released;
+    await ctx.reply(readSuccess(path, content(path)));
+  };
+  return { onExec: { readArgs }, executed, started: startedPromise, release };
 }
 
 /** A run's result once finished, failing the test with the frame sequence when it did not end ok. */

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import pg from "pg";
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import { busNames, STORE_OPERATIONS, type BusNames, type StoreOperations } from "@byok/contracts";
-import { busRequest, connectNats, createLogger, silentLogger, type Logger, type NatsConnection } from "@byok/platform";
+import { busRequest, connectNats, silentLogger, type NatsConnection } from "@byok/platform";
 import { loadConfig as loadStoreConfig } from "../../services/store/src/config.ts";
 import { startStore } from "../../services/store/src/service.ts";
 import { loadConfig as loadGatewayServiceConfig } from "../../services/provider-gateway/src/config.ts";
@@ -33,6 +33,7 @@ import { startEdgeProxy } from "../../services/edge-proxy/src/service.ts";
 import { FakeCursorClient, type FakeCursorOptions } from "./fake-cursor/index.ts";
 import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./infra.ts";
 import { startMockLlm, type MockLlm } from "./mock-llm.ts";
+import { serviceLogger } from "./service-logger.ts";
 
 /** The BYOK model every harness serves (openai-chat kind, upstream = the mock LLM). */
 export const HARNESS_MODEL_ID = "byok-test-chat";
@@ -123,11 +124,6 @@ export async function writeHarnessGatewayConfig(
   };
   await writeFile(path, JSON.stringify(config, null, 2));
   return path;
-}
-
-function serviceLogger(service: string): Logger {
-  const level = process.env["HARNESS_LOG_LEVEL"];
-  return level === undefined || level === "" ? silentLogger() : createLogger({ service, level });
 }
 
 export async function startGateway(options: GatewayHarnessOptions = {}): Promise<GatewayHarness> {

@@ -19,6 +19,7 @@ import {
   PreparedRunSchema,
   StateAckSchema,
   StateEventSchema,
+  runCommandIds,
   type BusNames,
   type ClientEvent,
   type ExecuteToolRound,
@@ -93,7 +94,7 @@ function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, ru
   });
 
   const sendToolResult = async (callId: string, content: string, isError = false): Promise<void> => {
-    const commandId = `${runId}:result:${callId}`;
+    const commandId = runCommandIds.toolResult(runId, callId);
     const command = create(ClientCommandSchema, { commandId, command: { case: "toolResult", value: { callId, content, isError } } });
     await js.publish(names.runCommands(runId), toBinary(ClientCommandSchema, command), { msgID: commandId });
   };
@@ -138,7 +139,7 @@ function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, ru
     terminal,
     sendToolResult,
     async cancel(reason = "user pressed stop") {
-      const commandId = `${runId}:cancel`;
+      const commandId = runCommandIds.cancel(runId);
       const command = create(ClientCommandSchema, { commandId, command: { case: "cancel", value: { reason } } });
       await js.publish(names.runCommands(runId), toBinary(ClientCommandSchema, command), { msgID: commandId });
     },

@@ -51,6 +51,17 @@ export function busNames(prefix = "byok"): BusNames {
 }
 
 /**
+ * ClientCommand ids, which are also the commands' JetStream Nats-Msg-Id: every
+ * sender of a run's cancel, client-closed or tool result uses the same id for
+ * it, so a repeat (retried publish, a second sender) is a no-op on the stream.
+ */
+export const runCommandIds = {
+  cancel: (runId: string): string => `${runId}:cancel`,
+  clientClosed: (runId: string): string => `${runId}:closed`,
+  toolResult: (runId: string, callId: string): string => `${runId}:result:${callId}`,
+} as const;
+
+/**
  * Header of a caller liveness probe: the provider gateway sends it, as a
  * request with an empty body, to the reply inbox of a model call it is
  * serving. It is not a ModelEvent (no seq): the caller answers it (any reply)

@@ -28,3 +28,18 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Env, service: stri
   }
   return result.data;
 }
+
+/**
+ * For entry points: the service's configuration, or, when it is invalid, its
+ * ConfigError message on stderr and exit code 1 (no stack trace). Other
+ * errors are thrown.
+ */
+export function loadConfigOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    process.exit(1);
+  }
+}

@@ -1,14 +1,7 @@
-import { ConfigError, createLogger, runService } from "@byok/platform";
-import { loadConfig, type CursorAdapterConfig } from "./config.ts";
+import { createLogger, loadConfigOrExit, runService } from "@byok/platform";
+import { loadConfig } from "./config.ts";
 import { startCursorAdapter } from "./service.ts";
 
-let config: CursorAdapterConfig;
-try {
-  config = loadConfig(process.env);
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  console.error(err.message);
-  process.exit(1);
-}
+const config = loadConfigOrExit(() => loadConfig(process.env));
 const log = createLogger({ service: "cursor-adapter", level: config.logLevel, debugContent: config.logDebugContent });
 await runService("cursor-adapter", log, () => startCursorAdapter(config, { log }));

@@ -12,6 +12,7 @@ import { ClientEventSchema, StateAckSchema, StateEventSchema, type BusNames, typ
 import type { Logger } from "@byok/platform";
 import { ABORTED, raceAbort } from "./abort.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
+import { assertNever } from "./assert-never.ts";
 
 export type StateEventInit = MessageInitShape<typeof StateEventSchema>;
 
@@ -142,8 +143,4 @@ export class ClientChannel {
     }
     return ack.ok ? { kind: "acked" } : { kind: "rejected", error: ack.error || "client could not project the state" };
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled case ${JSON.stringify(value)}`);
 }

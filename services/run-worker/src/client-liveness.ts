@@ -13,6 +13,7 @@
  */
 import type { Logger } from "@byok/platform";
 import type { ClientChannel, ProbeOutcome } from "./client-channel.ts";
+import { assertNever } from "./assert-never.ts";
 
 /** Consecutive unanswered probes after which the client counts as gone. */
 export const MAX_UNANSWERED = 3;
@@ -106,11 +107,7 @@ export class MissCounter {
         this.#noResponders = 0;
         return this.#unanswered >= MAX_UNANSWERED ? { kind: "gone", reason: `${MAX_UNANSWERED} liveness probes unanswered (${outcome.reason})` } : { kind: "unknown" };
       default:
-        return assertNever(outcome);
+        return assertNever(outcome, "probe outcome");
     }
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled probe outcome ${JSON.stringify(value)}`);
 }

@@ -33,6 +33,7 @@ import { StoreFailure, type StoreClient } from "./store-client.ts";
 import { watchClientLiveness } from "./client-liveness.ts";
 import { driveToolRound, type StateCommittedInit } from "./tool-round.ts";
 import { contextTokens, sumTurnUsage } from "./usage.ts";
+import { assertNever } from "./assert-never.ts";
 
 export interface EngineDeps {
   readonly store: StoreClient;
@@ -303,8 +304,4 @@ export class RunEngine {
     const loaded = await this.#deps.store.revisionMessages(revisionId);
     this.#history = loaded.messages;
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled case ${JSON.stringify(value)}`);
 }

@@ -25,6 +25,7 @@ import {
   ToolCallPartSchema,
   type Usage,
 } from "@byok/contracts";
+import { assertNever } from "./assert-never.ts";
 
 /** Who detected the failure: the gateway reported it, or the stream broke the cycle's rules. */
 export type CycleFailureOrigin = "provider" | "protocol";
@@ -158,7 +159,7 @@ export class ModelCycle {
       case "done":
         return this.#done(e.value.reason);
       default:
-        return assertNever(e);
+        return assertNever(e, "model event");
     }
   }
 
@@ -286,8 +287,4 @@ function isCompleteJson(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled model event ${JSON.stringify(value)}`);
 }

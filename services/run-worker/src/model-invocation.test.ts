@@ -3,7 +3,7 @@
  * scripted responder on the invoke subject, because the conditions under test
  * (sequence gaps, silence, garbage frames) are exactly what a correct provider
  * gateway never produces. End-to-end runs against the real gateway live in
- * tests/run-worker.test.ts.
+ * tests/run-worker-*.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";

@@ -62,9 +62,10 @@ function invokeOverBus(
       log.warn({ failure_kind: ModelFailureKind[kind] }, message);
       finish(cycle.abandon("provider", kind, message, retryable));
     };
+    /** (Re)starts the silence deadline; called for every frame, so the one timer is refreshed rather than replaced. */
     const armIdleTimer = (): void => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => fail(ModelFailureKind.UNAVAILABLE, `provider gateway silent for ${idleTimeoutMs} ms`, true), idleTimeoutMs);
+      if (idleTimer === undefined) idleTimer = setTimeout(() => fail(ModelFailureKind.UNAVAILABLE, `provider gateway silent for ${idleTimeoutMs} ms`, true), idleTimeoutMs);
+      else idleTimer.refresh();
     };
     const onAbort = (): void => {
       if (settled) return;

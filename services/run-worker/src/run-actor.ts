@@ -16,6 +16,7 @@ import {
   FailureKind,
   PreparedRunSchema,
   RunStatus,
+  runCommandIds,
   type BusNames,
   type PreparedRun,
   type RunRecord,
@@ -30,6 +31,7 @@ import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
 import { StoreFailure, type StoreClient } from "./store-client.ts";
 import { isEmptyUsage } from "./usage.ts";
+import { assertNever } from "./assert-never.ts";
 
 export interface RunActorDeps {
   readonly nc: NatsConnection;
@@ -239,7 +241,7 @@ export class RunActor {
 
   /** The store already marked the old run cancelled; tell its owner to stop now. */
   #cancelSuperseded(oldRunId: string, newRunId: string): void {
-    const commandId = `${oldRunId}:cancel`;
+    const commandId = runCommandIds.cancel(oldRunId);
     const command = create(ClientCommandSchema, { commandId, command: { case: "cancel", value: { reason: `superseded by run ${newRunId}` } } });
     this.#deps.js
       .publish(this.#deps.names.runCommands(oldRunId), toBinary(ClientCommandSchema, command), { msgID: commandId })
@@ -321,8 +323,4 @@ export class RunActor {
       delay = Math.min(delay * 2, FINISH_BACKOFF_MAX_MS);
     }
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled case ${JSON.stringify(value)}`);
 }

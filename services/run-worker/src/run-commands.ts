@@ -14,6 +14,7 @@ import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from "@nat
 import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type ToolResult } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
+import { assertNever } from "./assert-never.ts";
 
 export type StopCommand =
   | { readonly kind: "cancel"; readonly reason: string }
@@ -61,7 +62,7 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
         log.warn({ command_id: command.commandId }, "ignoring a client command without payload");
         return;
       default:
-        assertNever(c);
+        assertNever(c, "client command");
     }
   };
 
@@ -119,8 +120,4 @@ class ToolResultQueue {
       };
     });
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled client command ${JSON.stringify(value)}`);
 }

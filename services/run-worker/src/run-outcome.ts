@@ -7,6 +7,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { FailureKind, ModelFailureKind, RunStatus, UsageSchema, type RunRecord, type StateEventSchema, type Usage } from "@byok/contracts";
 import type { CycleFailure } from "./model-cycle.ts";
 import type { StoreFailure } from "./store-client.ts";
+import { assertNever } from "./assert-never.ts";
 
 export interface RunFailure {
   readonly kind: FailureKind;
@@ -111,8 +112,4 @@ export function terminalEvent(outcome: FinalOutcome): MessageInitShape<typeof St
     default:
       return assertNever(outcome);
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled case ${JSON.stringify(value)}`);
 }

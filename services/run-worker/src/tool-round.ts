@@ -15,6 +15,7 @@ import type { Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
 import type { StoreClient } from "./store-client.ts";
+import { assertNever } from "./assert-never.ts";
 
 /** What to do with an arriving tool result. */
 export type ResultDisposition =
@@ -165,8 +166,4 @@ export async function driveToolRound(deps: ToolRoundDeps, round: ToolRoundRecord
   });
   log.info("tool round settled");
   return { revisionId, version: state.version };
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled case ${JSON.stringify(value)}`);
 }

@@ -80,15 +80,8 @@ export async function countRepeatedBegin(tx: Transaction, runId: string): Promis
   return row ? fromDb(row) : undefined;
 }
 
-export interface NewRun {
-  readonly id: string;
-  readonly conversationId: string;
-  readonly memberId: string;
-  readonly parentRunId: string;
-  readonly parentToolCallId: string;
-  readonly modelId: string;
-  readonly startRevisionId: string | null;
-}
+/** What a new run row is inserted with (status running, head = start revision). */
+export type NewRun = Pick<RunRow, "id" | "conversationId" | "memberId" | "parentRunId" | "parentToolCallId" | "modelId" | "startRevisionId">;
 
 export async function insertRun(tx: Transaction, run: NewRun): Promise<RunRow> {
   const result = await query<RunDbRow>(

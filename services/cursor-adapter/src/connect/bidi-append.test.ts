@@ -1,27 +1,18 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
-import { silentLogger } from "@byok/platform";
-import { startAdapterServer, type AdapterServer } from "./http-server.ts";
-import { StubSessionFactory, clientHeartbeatMessage, kvAckMessage, kvIdOf, runRequestMessage } from "./testing/stub-session-factory.ts";
+import type { AdapterServer } from "./http-server.ts";
+import { startStubAdapterServer } from "./testing/stub-adapter-server.ts";
+import { clientHeartbeatMessage, kvAckMessage, kvIdOf, runRequestMessage, type StubSessionFactory } from "./testing/stub-session-factory.ts";
 import { bidiAppend, bidiAppendBody, hex, postUnary, unaryError } from "./testing/wire-client.ts";
 
 let server: AdapterServer | undefined;
 let factory: StubSessionFactory;
 
-async function start(runWaitMs = 60_000): Promise<string> {
-  factory = new StubSessionFactory();
-  server = await startAdapterServer({
-    host: "127.0.0.1",
-    port: 0,
-    factory,
-    models: [],
-    heartbeatMs: 60_000,
-    runWaitMs,
-    endGraceMs: 60_000,
-    log: silentLogger(),
-  });
-  return server.url;
+async function start(runWaitMs?: number): Promise<string> {
+  const started = await startStubAdapterServer({ runWaitMs });
+  ({ server, factory } = started);
+  return started.server.url;
 }
 
 afterEach(async () => {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { aiserver } from "@byok/cursor-protocol";
-import { silentLogger } from "@byok/platform";
 import { waitFor } from "../../../../tests/support/infra.ts";
-import { startAdapterServer, type AdapterServer } from "./http-server.ts";
-import { StubSessionFactory, runRequestMessage, textDeltaMessage } from "./testing/stub-session-factory.ts";
+import type { AdapterServer } from "./http-server.ts";
+import { startStubAdapterServer } from "./testing/stub-adapter-server.ts";
+import { runRequestMessage, textDeltaMessage, type StubSessionFactory } from "./testing/stub-session-factory.ts";
 import { FLAG_END_STREAM, bidiAppend, decodeServerMessage, hex, isHeartbeat, openRunSse, unaryError } from "./testing/wire-client.ts";
 
 const REQUEST_ID = "00000000-0000-4000-8000-000000000001";
@@ -15,18 +15,9 @@ let server: AdapterServer | undefined;
 let factory: StubSessionFactory;
 
 async function start(overrides: { heartbeatMs?: number; runWaitMs?: number } = {}): Promise<string> {
-  factory = new StubSessionFactory();
-  server = await startAdapterServer({
-    host: "127.0.0.1",
-    port: 0,
-    factory,
-    models: [],
-    heartbeatMs: overrides.heartbeatMs ?? 60_000,
-    runWaitMs: overrides.runWaitMs ?? 60_000,
-    endGraceMs: 60_000,
-    log: silentLogger(),
-  });
-  return server.url;
+  const started = await startStubAdapterServer(overrides);
+  ({ server, factory } = started);
+  return started.server.url;
 }
 
 afterEach(async () => {

@@ -99,6 +99,8 @@ export class EventFrames {
 
   /** Ends every open UI block (thinking) with its completion frame. */
   closeOpenBlocks(): void {
+    // Called for every text and tool-argument delta: nothing to copy when no thinking block is open.
+    if (this.#openThinking.size === 0) return;
     for (const index of [...this.#openThinking.keys()]) this.#completeThinking(index);
   }
 

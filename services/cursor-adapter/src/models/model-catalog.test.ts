@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agent, aiserver } from "@byok/cursor-protocol";
-import { parseGatewayConfig, silentLogger, type ModelConfig } from "@byok/platform";
-import { startAdapterServer, type AdapterServer } from "../connect/http-server.ts";
-import { StubSessionFactory } from "../connect/testing/stub-session-factory.ts";
+import { parseGatewayConfig, type ModelConfig } from "@byok/platform";
+import type { AdapterServer } from "../connect/http-server.ts";
+import { startStubAdapterServer } from "../connect/testing/stub-adapter-server.ts";
 import { callUnary } from "../connect/testing/wire-client.ts";
 import { EFFORT_PARAMETER_ID } from "./effort-parameter.ts";
 import { PLACEHOLDER_API_KEY } from "./model-catalog.ts";
@@ -25,16 +25,7 @@ const models: ModelConfig[] = config.models;
 let server: AdapterServer;
 
 beforeAll(async () => {
-  server = await startAdapterServer({
-    host: "127.0.0.1",
-    port: 0,
-    factory: new StubSessionFactory(),
-    models,
-    heartbeatMs: 60_000,
-    runWaitMs: 60_000,
-    endGraceMs: 60_000,
-    log: silentLogger(),
-  });
+  ({ server } = await startStubAdapterServer({ models }));
 });
 
 afterAll(async () => {

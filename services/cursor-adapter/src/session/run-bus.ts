@@ -13,6 +13,7 @@ import {
   PreparedRunSchema,
   StateAckSchema,
   StateEventSchema,
+  runCommandIds,
   type BusNames,
   type FailureKind,
   type ClientEvent,
@@ -133,16 +134,8 @@ export async function publishPreparedRun(nc: NatsConnection, names: BusNames, ru
   }
 }
 
-export function cancelCommandId(runId: string): string {
-  return `${runId}:cancel`;
-}
-
-export function toolResultCommandId(runId: string, callId: string): string {
-  return `${runId}:result:${callId}`;
-}
-
 export async function publishCancel(nc: NatsConnection, names: BusNames, runId: string, reason: string, timeoutMs: number): Promise<void> {
-  const commandId = cancelCommandId(runId);
+  const commandId = runCommandIds.cancel(runId);
   await publishCommand(nc, names, runId, { commandId, command: { case: "cancel", value: { reason } } }, timeoutMs, "cancel");
 }
 
@@ -154,7 +147,7 @@ export async function publishClientClosed(
   closed: { error: string; failureKind: FailureKind },
   timeoutMs: number,
 ): Promise<void> {
-  const commandId = `${runId}:closed`;
+  const commandId = runCommandIds.clientClosed(runId);
   await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: closed } }, timeoutMs, "client closed");
 }
 
@@ -167,7 +160,7 @@ export interface ToolResultInit {
 
 /** One tool result for the run owner; the command id makes a repeat a no-op on the stream. */
 export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: string, result: ToolResultInit, timeoutMs: number): Promise<void> {
-  const commandId = toolResultCommandId(runId, result.callId);
+  const commandId = runCommandIds.toolResult(runId, result.callId);
   await publishCommand(nc, names, runId, { commandId, command: { case: "toolResult", value: result } }, timeoutMs, "tool result");
 }
 

@@ -61,7 +61,6 @@ class CursorRunSession implements RunSession {
   #statusWatch: RunStatusWatch | undefined;
   #published = false;
   #ended = false;
-  #terminalSeen = false;
   #cancelSent = false;
   #cancelTimer: NodeJS.Timeout | undefined;
 
@@ -302,7 +301,6 @@ class CursorRunSession implements RunSession {
   #end(outcome: EndOutcome, byTerminal: boolean, closeKind: FailureKind = FailureKind.CLIENT): void {
     if (this.#ended) return;
     this.#ended = true;
-    if (byTerminal) this.#terminalSeen = true;
     if (this.#cancelTimer !== undefined) clearTimeout(this.#cancelTimer);
     this.#statusWatch?.stop();
     this.#frames.closeOpenBlocks();
@@ -311,7 +309,7 @@ class CursorRunSession implements RunSession {
     this.#context.stream.end(outcome);
     this.#kv.close("the run ended");
     // The owner is still running a run nobody listens to any more: stop it.
-    if (this.#published && !this.#terminalSeen) {
+    if (this.#published && !byTerminal) {
       if (outcome.kind === "error" && outcome.code !== "canceled") this.#sendClientClosed(outcome.message, closeKind);
       else this.#sendCancel(outcome.kind === "ok" ? "client stream ended" : outcome.message);
     }

@@ -39,7 +39,6 @@ const STREAM_CLOSED: StateAckInit = { ok: false, error: "the client stream is cl
 export class StateHandler {
   readonly #ports: StateHandlerPorts;
   readonly #commits = new Map<string, StateAckInit>();
-  #terminalSeen = false;
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(ports: StateHandlerPorts) {
@@ -142,11 +141,8 @@ export class StateHandler {
   }
 
   #terminal(outcome: RunTerminal["outcome"]): StateAckInit {
-    if (this.#terminalSeen || this.#ports.ended()) {
-      this.#terminalSeen = true;
-      return { ok: true };
-    }
-    this.#terminalSeen = true;
+    // Every branch below ends the stream: a repeated terminal (or one after the stream ended) is only acknowledged.
+    if (this.#ports.ended()) return { ok: true };
     switch (outcome.case) {
       case "completed": {
         const repeat = this.#ports.projection.repeatSettledFrame();

@@ -3,6 +3,7 @@
  * and a way to pass client messages through their wire encoding.
  */
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { loadToolCatalog } from "./catalog.ts";
 import { McpRouteTable, type McpDefinitionLike } from "./mcp-routes.ts";
 import type { ExecCall, ExecProgress, ToolOutcome, ToolPlan, ToolPlanContext } from "./types.ts";
 import type { tools } from "@byok/cursor-protocol";
@@ -19,23 +20,8 @@ export function testContext(
   return {
     conversationId: "conv-1",
     terminalsFolder: "/home/u/.cursor/projects/p/terminals",
-    allowedToolNames: new Set([
-      "Shell",
-      "AwaitShell",
-      "Grep",
-      "Delete",
-      "TodoWrite",
-      "StrReplace",
-      "Write",
-      "Read",
-      "ReadLints",
-      "Glob",
-      "AskQuestion",
-      "GetMcpTools",
-      "FetchMcpResource",
-      "CallMcpTool",
-      ...(mcpDefinitions ?? []).map((d) => d.name),
-    ]),
+    // The agent mode's tools (prompt/cursor/modes/agent.json) and the client's MCP tools.
+    allowedToolNames: new Set([...(loadToolCatalog().modes.get("agent") ?? []), ...(mcpDefinitions ?? []).map((d) => d.name)]),
     mcp: new McpRouteTable(mcpDefinitions ?? []),
     todos: [],
     startedAtMs: clock.now,

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
-import { callThroughMock, cycleOutcome, modelRequest, testRoute, userText, type CallResult } from "../../testing/call-kit.ts";
+import type { CallResult } from "../../testing/call-kit.ts";
+import { cycleCheckedCall } from "../stream-test-support.ts";
 
 let llm: MockLlm;
 beforeAll(async () => {
@@ -27,12 +28,8 @@ const text = (index: number, t: string): Json => ({ type: "content_block_delta",
 const json = (index: number, partial: string): Json => ({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: partial } });
 const blockStop = (index: number): Json => ({ type: "content_block_stop", index });
 
-async function run(chunks: Json[]): Promise<CallResult> {
-  const route = testRoute("anthropic", llm);
-  const result = await callThroughMock(llm, route, modelRequest({ route, messages: [userText("hi")] }), { kind: "chunks", endpoint: "anthropic", chunks });
-  if (result.summary.outcome === "failed") expect(cycleOutcome(result.events)).toEqual({ kind: "failed", failure: result.summary.failure?.kind });
-  else expect(cycleOutcome(result.events).kind).toBe("completed");
-  return result;
+function run(chunks: Json[]): Promise<CallResult> {
+  return cycleCheckedCall(llm, "anthropic", { kind: "chunks", endpoint: "anthropic", chunks });
 }
 
 describe("anthropic stream strictness", () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
 import { callThroughMock, cycleOutcome, modelRequest, testRoute, userText, type CallResult } from "../../testing/call-kit.ts";
+import { cycleCheckedCall } from "../stream-test-support.ts";
 
 let llm: MockLlm;
 beforeAll(async () => {
@@ -27,12 +28,8 @@ const chunk = (delta: Json, finish: string | null = null, extra: Json = {}): Jso
 const toolStart = (slot: number, id: string, name: string, args = ""): Json => chunk({ tool_calls: [{ index: slot, id, type: "function", function: { name, arguments: args } }] });
 const toolArgs = (slot: number, args: string): Json => chunk({ tool_calls: [{ index: slot, function: { arguments: args } }] });
 
-async function run(chunks: Json[]): Promise<CallResult> {
-  const route = testRoute("openai-chat", llm);
-  const result = await callThroughMock(llm, route, modelRequest({ route, messages: [userText("hi")] }), { kind: "chunks", endpoint: "openai-chat", chunks });
-  if (result.summary.outcome === "failed") expect(cycleOutcome(result.events)).toEqual({ kind: "failed", failure: result.summary.failure?.kind });
-  else expect(cycleOutcome(result.events).kind).toBe("completed");
-  return result;
+function run(chunks: Json[]): Promise<CallResult> {
+  return cycleCheckedCall(llm, "openai-chat", { kind: "chunks", endpoint: "openai-chat", chunks });
 }
 
 describe("openai-chat stream strictness", () => {

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
-import { callThroughMock, cycleOutcome, modelRequest, testRoute, userText, type CallResult } from "../../testing/call-kit.ts";
+import type { CallResult } from "../../testing/call-kit.ts";
+import { cycleCheckedCall } from "../stream-test-support.ts";
 
 let llm: MockLlm;
 beforeAll(async () => {
@@ -27,17 +28,8 @@ const message = (index: number, id: string): Json => added(index, { type: "messa
 const textDelta = (index: number, id: string, delta: string): Json => ({ type: "response.output_text.delta", item_id: id, output_index: index, content_index: 0, delta });
 const done = (output: Json[] = [], extra: Json = {}): Json => ({ type: "response.completed", response: { id: "resp_1", status: "completed", output, usage: { input_tokens: 4, output_tokens: 2 }, ...extra } });
 
-async function run(chunks: Json[], body?: string): Promise<CallResult> {
-  const route = testRoute("openai-responses", llm);
-  const result = await callThroughMock(
-    llm,
-    route,
-    modelRequest({ route, messages: [userText("hi")] }),
-    body === undefined ? { kind: "chunks", endpoint: "openai-responses", chunks } : { kind: "sse", endpoint: "openai-responses", body },
-  );
-  if (result.summary.outcome === "failed") expect(cycleOutcome(result.events)).toEqual({ kind: "failed", failure: result.summary.failure?.kind });
-  else expect(cycleOutcome(result.events).kind).toBe("completed");
-  return result;
+function run(chunks: Json[], body?: string): Promise<CallResult> {
+  return cycleCheckedCall(llm, "openai-responses", body === undefined ? { kind: "chunks", endpoint: "openai-responses", chunks } : { kind: "sse", endpoint: "openai-responses", body });
 }
 
 describe("openai-responses stream strictness", () => {
