@@ -1,7 +1,7 @@
-import { createLogger, runService } from "@byok/platform";
+import { createLogger, loadConfigOrExit, runService } from "@byok/platform";
 import { loadConfig } from "./config.ts";
 import { startRunWorker } from "./service.ts";
 
-const config = loadConfig(process.env);
+const config = loadConfigOrExit(() => loadConfig(process.env));
 const log = createLogger({ service: "run-worker", level: config.logLevel, debugContent: config.logDebugContent });
 await runService("run-worker", log, () => startRunWorker(config, { log }));
