@@ -68,6 +68,8 @@ type FinishResult =
   | { readonly kind: "unavailable"; readonly error: StoreFailure }
   | { readonly kind: "refused"; readonly error: StoreFailure };
 
+type CommandFeedOpening = Promise<{ kind: "open"; feed: RunCommandFeed } | { kind: "failed"; err: unknown }>;
+
 export class RunActor {
   readonly #deps: RunActorDeps;
   readonly #msg: JsMsg;
@@ -136,6 +138,34 @@ export class RunActor {
       return "term";
     }
     this.#log = this.#log.child({ run_id: prepared.runId, conversation_id: prepared.conversationId });
+    // The command feed opens while run.begin runs (two independent round trips); commands are
+    // durable and the feed reads from the start, so opening it early loses nothing.
+    const feed = this.#openCommandFeed(prepared.runId);
+    try {
+      return await this.#handleRun(prepared, feed);
+    } finally {
+      const opened = await feed;
+      if (opened.kind === "open") await opened.feed.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
+    }
+  }
+
+  #openCommandFeed(runId: string): CommandFeedOpening {
+    return openRunCommandFeed({
+      js: this.#deps.js,
+      names: this.#deps.names,
+      runId,
+      onStop: (command) => {
+        this.#log.info({ command: command.kind }, "run stop requested by the client");
+        this.stop(command.kind === "cancel" ? { kind: "cancel_command", reason: command.reason } : { kind: "client_closed", error: command.error, failureKind: command.failureKind });
+      },
+      log: this.#log,
+    }).then(
+      (opened) => ({ kind: "open", feed: opened }) as const,
+      (err: unknown) => ({ kind: "failed", err }) as const,
+    );
+  }
+
+  async #handleRun(prepared: PreparedRun, feed: CommandFeedOpening): Promise<Settlement> {
     const client = new ClientChannel(this.#deps.nc, this.#deps.names, prepared.runId, this.#deps.stateAckTimeoutMs, this.#log);
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
@@ -180,22 +210,12 @@ export class RunActor {
       }
     }
 
-    let commands: RunCommandFeed;
-    try {
-      commands = await openRunCommandFeed({
-        js: this.#deps.js,
-        names: this.#deps.names,
-        runId: prepared.runId,
-        onStop: (command) => {
-          this.#log.info({ command: command.kind }, "run stop requested by the client");
-          this.stop(command.kind === "cancel" ? { kind: "cancel_command", reason: command.reason } : { kind: "client_closed", error: command.error, failureKind: command.failureKind });
-        },
-        log: this.#log,
-      });
-    } catch (err) {
-      this.#log.warn({ err }, "cannot read the run's commands; retrying later");
+    const opened = await feed;
+    if (opened.kind === "failed") {
+      this.#log.warn({ err: opened.err }, "cannot read the run's commands; retrying later");
       return "retry_later";
     }
+    const commands = opened.feed;
 
     const engine = new RunEngine(
       { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, probeIntervalMs: this.#deps.probeIntervalMs, log: this.#log },

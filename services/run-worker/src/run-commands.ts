@@ -79,11 +79,16 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
     }
   })().catch((err: unknown) => log.error({ err }, "run command feed failed"));
 
+  let closing: Promise<void> | undefined;
   return {
     nextToolResult: (signal) => queue.next(signal),
-    async close() {
-      await messages.close();
-      await reading;
+    close() {
+      // Idempotent: the actor closes the feed after the engine and again on its way out.
+      closing ??= (async () => {
+        await messages.close();
+        await reading;
+      })();
+      return closing;
     },
   };
 }
