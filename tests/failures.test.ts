@@ -85,6 +85,35 @@ describe("failures end to end", () => {
     await expectNothingAppended(gw, chat.id);
   });
 
+  // Streams that break the endpoint's rules (issue: strict model cycle). Each must fail the run with an
+  // error EndStream and leave the conversation as it was: no tool runs, nothing appended.
+  const chatChunk = (delta: object, finishReason: string | null = null) => ({
+    id: "chatcmpl-bad",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "gpt-test",
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  });
+  const toolStart = (index: number, id: string, args: string) =>
+    chatChunk({ tool_calls: [{ index, id, type: "function", function: { name: "Read", arguments: args } }] });
+  const malformed: Array<[string, unknown[]]> = [
+    ["tool arguments that are not complete JSON at finish_reason", [chatChunk({ role: "assistant", content: "Let me look." }), toolStart(0, "call_1", '{"path":'), chatChunk({}, "tool_calls")]],
+    ["two tool calls with the same id", [toolStart(0, "call_1", "{}"), toolStart(1, "call_1", "{}"), chatChunk({}, "tool_calls")]],
+    ["text after finish_reason", [chatChunk({ content: "Done." }), chatChunk({}, "stop"), chatChunk({ content: " And more." })]],
+    ["a length cut", [chatChunk({ content: "This answer is cut" }), chatChunk({}, "length")]],
+  ];
+  for (const [what, chunks] of malformed) {
+    it(`a provider stream with ${what}: error EndStream, no tool executed, nothing appended`, async () => {
+      gw.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks });
+      let execs = 0;
+      const result = await chat.send("look at a.ts", { modelId: gw.modelId, onExec: () => void (execs += 1) }).finished;
+      expectErrorEnd(result);
+      expect(execs, result.describe()).toBe(0);
+      await runStatus(gw, result.requestId, RunStatus.FAILED);
+      await expectNothingAppended(gw, chat.id);
+    });
+  }
+
   it("provider stream cut mid-way: the partial text stays on screen, but the run fails and appends nothing", async () => {
     // Hold after 6 events until the client has shown text, then cut the connection (a cut right after the
     // writes could drop the bytes before anyone reads them).
