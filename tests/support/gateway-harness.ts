@@ -33,7 +33,7 @@ import { startEdgeProxy } from "../../services/edge-proxy/src/service.ts";
 import { FakeCursorClient, type FakeCursorOptions } from "./fake-cursor/index.ts";
 import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./infra.ts";
 import { startMockLlm, type MockLlm } from "./mock-llm.ts";
-import { serviceLogger } from "./service-logger.ts";
+import { serviceLogger, type LogCapture } from "./service-logger.ts";
 
 /** The BYOK model every harness serves (openai-chat kind, upstream = the mock LLM). */
 export const HARNESS_MODEL_ID = "byok-test-chat";
@@ -57,6 +57,8 @@ export interface GatewayHarnessOptions {
   natsUrl?: string;
   /** Postgres server (admin database URL) for the test database (default: DATABASE_URL, the machine's). */
   databaseAdminUrl?: string;
+  /** Capture every service's log lines (at `capture.level`) instead of printing them. */
+  logs?: LogCapture;
 }
 
 export interface EdgeProxyHandle {
@@ -152,18 +154,18 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
 
     const configPath = await writeHarnessGatewayConfig(dir, llm, options);
-    const busEnv = { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: process.env["HARNESS_LOG_LEVEL"] || "silent" };
+    const busEnv = { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: options.logs?.level ?? (process.env["HARNESS_LOG_LEVEL"] || "silent") };
     const runWorkerEnv = (workerId: string): Record<string, string> => ({ ...busEnv, WORKER_ID: workerId, ...options.env?.runWorker });
 
     const nc = await connectNats(bus.natsUrl, "gateway-harness", silentLogger());
     cleanups.push(() => nc.close());
 
-    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), { log: serviceLogger("store") });
+    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), { log: serviceLogger("store", options.logs) });
     cleanups.push(() => store.stop());
 
     const gateway = await startProviderGateway(
       loadGatewayServiceConfig({ ...busEnv, GATEWAY_CONFIG: configPath, [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret", ...options.env?.providerGateway }),
-      { log: serviceLogger("provider-gateway") },
+      { log: serviceLogger("provider-gateway", options.logs) },
     );
     cleanups.push(() => gateway.stop());
 
@@ -171,7 +173,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     const startWorker = async (): Promise<WorkerHandle> => {
       const index = workers.length + 1;
       const worker = await startRunWorker(loadWorkerConfig(runWorkerEnv(`harness-worker-${index}`)), {
-        log: serviceLogger(`run-worker-${index}`),
+        log: serviceLogger(`run-worker-${index}`, options.logs),
       });
       const handle: WorkerHandle = { workerId: worker.workerId, runsTaken: () => worker.runsTaken(), stop: () => worker.stop() };
       workers.push(handle);
@@ -182,7 +184,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
 
     const adapter = await startCursorAdapter(
       loadAdapterConfig({ ...busEnv, HOST: "127.0.0.1", PORT: "0", GATEWAY_CONFIG: configPath, ...options.env?.cursorAdapter }),
-      { log: serviceLogger("cursor-adapter") },
+      { log: serviceLogger("cursor-adapter", options.logs) },
     );
     cleanups.push(() => adapter.stop());
 
@@ -200,7 +202,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
           CA_DIR: join(dir, "ca"),
           GATEWAY_CONFIG: configPath,
         }),
-        { log: serviceLogger("edge-proxy") },
+        { log: serviceLogger("edge-proxy", options.logs) },
       );
       cleanups.push(() => proxy.stop());
       edge = {

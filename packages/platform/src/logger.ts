@@ -12,13 +12,15 @@ export interface LoggerOptions {
   service: string;
   level?: string;
   debugContent?: boolean;
+  /** Where JSON lines go (default: stdout). Tests pass a sink to read what services log. */
+  destination?: { write(line: string): void };
 }
 
 let debugContentEnabled = false;
 
 export function createLogger(options: LoggerOptions): Logger {
   debugContentEnabled = options.debugContent ?? false;
-  return pino({
+  const settings = {
     level: options.level ?? "info",
     base: { service: options.service },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -26,7 +28,8 @@ export function createLogger(options: LoggerOptions): Logger {
       paths: ["apiKey", "api_key", "authorization", "*.apiKey", "*.api_key", "*.authorization", "headers.authorization"],
       censor: "[redacted]",
     },
-  });
+  };
+  return options.destination === undefined ? pino(settings) : pino(settings, options.destination);
 }
 
 /** A silent logger for tests that do not look at logs. */
