@@ -30,6 +30,8 @@ import {
   ImportHistoryResponseSchema,
   ListMembersRequestSchema,
   ListMembersResponseSchema,
+  MemberUsageRequestSchema,
+  MemberUsageResponseSchema,
   PutBlobRequestSchema,
   PutBlobResponseSchema,
   RevokeMemberRequestSchema,
@@ -65,6 +67,7 @@ export const STORE_OPERATIONS = {
   revokeMember: op("member.revoke", RevokeMemberRequestSchema, RevokeMemberResponseSchema),
   verifyMemberKey: op("member.verify", VerifyMemberKeyRequestSchema, VerifyMemberKeyResponseSchema),
   listMembers: op("member.list", ListMembersRequestSchema, ListMembersResponseSchema),
+  memberUsage: op("member.usage", MemberUsageRequestSchema, MemberUsageResponseSchema),
 } as const;
 
 export type StoreOperations = typeof STORE_OPERATIONS;

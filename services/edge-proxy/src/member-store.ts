@@ -1,10 +1,10 @@
 /**
- * Member keys live in the store (member.create / revoke / verify / list over
- * NATS request/reply). This is the proxy's only client for them: the proxy
- * verifies keys, the admin command creates, revokes and lists members. Store and
- * bus errors are mapped here into outcomes.
+ * Member keys live in the store (member.create / revoke / verify / list / usage
+ * over NATS request/reply). This is the proxy's only client for them: the proxy
+ * verifies keys, the admin command creates, revokes and lists members and reports
+ * their usage. Store and bus errors are mapped here into outcomes.
  */
-import { STORE_OPERATIONS, StoreErrorKind, type BusNames, type MemberRecord, type StoreError } from "@byok/contracts";
+import { STORE_OPERATIONS, StoreErrorKind, type BusNames, type MemberRecord, type MemberUsage, type StoreError } from "@byok/contracts";
 import { BusError, busRequest, type NatsConnection } from "@byok/platform";
 
 export type MemberLookup = { kind: "member"; memberId: string } | { kind: "unknown" } | { kind: "unavailable"; message: string };
@@ -20,6 +20,14 @@ export interface MemberStoreClient extends MemberDirectory {
   create(name: string): Promise<StoreCallOutcome<{ member: MemberRecord; key: string }>>;
   revoke(memberId: string): Promise<StoreCallOutcome<MemberRecord>>;
   list(includeRevoked: boolean): Promise<StoreCallOutcome<MemberRecord[]>>;
+  usage(filter: UsageFilter): Promise<StoreCallOutcome<MemberUsage[]>>;
+}
+
+/** member.usage filter: "" = every member / unbounded; since and until are RFC 3339. */
+export interface UsageFilter {
+  readonly memberId: string;
+  readonly since: string;
+  readonly until: string;
 }
 
 function storeFailure(error: StoreError): { kind: "not_found"; message: string } | { kind: "failed"; message: string } {
@@ -68,6 +76,13 @@ export function memberStoreClient(nc: NatsConnection, names: BusNames, timeoutMs
     async list(includeRevoked) {
       const op = ops.listMembers;
       const r = await call(() => busRequest(nc, names.store(op.name), op.request, { includeRevoked }, op.response, { timeoutMs }));
+      if (r.kind === "failed") return r;
+      if (r.reply.error) return storeFailure(r.reply.error);
+      return { kind: "ok", value: r.reply.members };
+    },
+    async usage(filter) {
+      const op = ops.memberUsage;
+      const r = await call(() => busRequest(nc, names.store(op.name), op.request, { ...filter }, op.response, { timeoutMs }));
       if (r.kind === "failed") return r;
       if (r.reply.error) return storeFailure(r.reply.error);
       return { kind: "ok", value: r.reply.members };

@@ -9,6 +9,7 @@ import type { StoreOperations } from "@byok/contracts";
 import { getBlobs, putBlob } from "./blobs.ts";
 import { findConversation } from "./conversations.ts";
 import { importHistory } from "./history-import.ts";
+import { memberUsage } from "./member-usage.ts";
 import { createMember, listMembers, revokeMember, verifyMemberKey } from "./members.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { loadRevisionHistory } from "./revisions.ts";
@@ -16,7 +17,7 @@ import { appendMessages } from "./run-append.ts";
 import { beginRun, finishRun } from "./run-lifecycle.ts";
 import { findRun } from "./run-rows.ts";
 import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
-import { failureKindFromWire, memberRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
+import { failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
 
 export type OperationHandler<K extends keyof StoreOperations> = (
   request: MessageShape<StoreOperations[K]["request"]>,
@@ -135,5 +136,8 @@ export function createHandlers(pool: pg.Pool): Handlers {
     verifyMemberKey: async (req) => map(await verifyMemberKey(pool, req.key), (member) => ({ memberId: member.id, name: member.name })),
 
     listMembers: async (req) => map(await listMembers(pool, req.includeRevoked), (members) => ({ members: members.map(memberRecord) })),
+
+    memberUsage: async (req) =>
+      map(await memberUsage(pool, { memberId: req.memberId, since: req.since, until: req.until }), (rows) => ({ members: rows.map(memberUsageRecord) })),
   };
 }

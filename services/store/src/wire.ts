@@ -5,10 +5,12 @@ import {
   RunStatus,
   StoreErrorKind,
   type MemberRecordSchema,
+  type MemberUsageSchema,
   type RunRecordSchema,
   type StoreErrorSchema,
   type ToolRoundRecordSchema,
 } from "@byok/contracts";
+import type { MemberUsageRow } from "./member-usage.ts";
 import type { MemberRow } from "./members.ts";
 import type { Outcome, Rejection, RejectionKind } from "./outcome.ts";
 import type { RunFailureKind, RunRow, RunState, TerminalRunState } from "./run-rows.ts";
@@ -144,5 +146,28 @@ export function memberRecord(member: MemberRow): MessageInitShape<typeof MemberR
     name: member.name,
     createdAt: member.createdAt.toISOString(),
     revokedAt: member.revokedAt?.toISOString() ?? "",
+  };
+}
+
+/** A token sum left undefined stays unset on the wire: unknown, not 0. */
+export function memberUsageRecord(row: MemberUsageRow): MessageInitShape<typeof MemberUsageSchema> {
+  const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens } = row.tokens;
+  return {
+    memberId: row.memberId,
+    name: row.name,
+    runs: row.runs,
+    completed: row.completed,
+    failed: row.failed,
+    cancelled: row.cancelled,
+    inputTokens: inputTokens.total,
+    inputTokensRuns: inputTokens.runs,
+    outputTokens: outputTokens.total,
+    outputTokensRuns: outputTokens.runs,
+    cacheReadTokens: cacheReadTokens.total,
+    cacheReadTokensRuns: cacheReadTokens.runs,
+    cacheWriteTokens: cacheWriteTokens.total,
+    cacheWriteTokensRuns: cacheWriteTokens.runs,
+    reasoningTokens: reasoningTokens.total,
+    reasoningTokensRuns: reasoningTokens.runs,
   };
 }

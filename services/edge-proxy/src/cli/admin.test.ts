@@ -1,13 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { MemberRecordSchema, type MemberRecord } from "@byok/contracts";
-import type { MemberStoreClient, StoreCallOutcome } from "../member-store.ts";
+import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
+import type { MemberStoreClient, StoreCallOutcome, UsageFilter } from "../member-store.ts";
 import { runAdminCommand } from "./admin.ts";
 
-/** In-memory stand-in for the store's member operations (the real ones are exercised in tests/edge-proxy.test.ts). */
-function memoryMembers(): MemberStoreClient {
+/**
+ * In-memory stand-in for the store's member operations (the real ones are exercised in
+ * tests/edge-proxy.test.ts and tests/admin-usage.test.ts). `usage` serves `usageRows`
+ * filtered by member, and records each filter it was asked for.
+ */
+function memoryMembers(usageRows: MemberUsage[] = []): MemberStoreClient & { usageFilters: UsageFilter[] } {
   const members = new Map<string, MemberRecord>();
+  const usageFilters: UsageFilter[] = [];
   return {
+    usageFilters,
+    async usage(filter) {
+      usageFilters.push(filter);
+      if (filter.since === "bad") return { kind: "failed", message: "store: since is not an RFC 3339 timestamp" };
+      return { kind: "ok", value: usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId) };
+    },
     async verifyKey() {
       return { kind: "unknown" };
     },
@@ -52,10 +63,69 @@ describe("admin command", () => {
 
   it("prints usage for anything else", async () => {
     const client = memoryMembers();
-    for (const args of [[], ["create"], ["delete", "x"], ["list", "extra"], ["create", "a", "b"], ["--bogus"]]) {
+    for (const args of [
+      [],
+      ["create"],
+      ["delete", "x"],
+      ["list", "extra"],
+      ["create", "a", "b"],
+      ["--bogus"],
+      ["usage", "m1"],
+      ["usage", "--all"],
+      ["list", "--since", "2026-01-01"],
+      ["revoke", "m1", "--member", "m1"],
+      ["usage", "--member"],
+    ]) {
       const r = await run(client, ...args);
       expect(r.code).toBe(2);
       expect(r.err).toMatch(/usage:/);
     }
+  });
+
+  describe("usage", () => {
+    const rows = [
+      create(MemberUsageSchema, {
+        memberId: "m1",
+        name: "alice",
+        runs: 4,
+        completed: 2,
+        failed: 1,
+        inputTokens: 1234567n,
+        inputTokensRuns: 4,
+        outputTokens: 300n,
+        outputTokensRuns: 2,
+        reasoningTokens: 0n,
+        reasoningTokensRuns: 1,
+      }),
+      create(MemberUsageSchema, { memberId: "local", runs: 1, cancelled: 1 }),
+    ];
+
+    it("prints one line per member; partial sums say how many runs they cover, unreported fields are '-', never 0", async () => {
+      const client = memoryMembers(rows);
+      const r = await run(client, "usage");
+      expect(r.code).toBe(0);
+      expect(client.usageFilters).toEqual([{ memberId: "", since: "", until: "" }]);
+      const [header, alice, local] = r.out.split("\n").map((line) => line.trim().split(/\s{2,}/));
+      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING"]);
+      expect(alice).toEqual(["m1", "alice", "4", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)"]);
+      expect(local).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-"]);
+      expect(r.out).toMatch(/- = no run reported it/);
+    });
+
+    it("passes the member filter, and a date as 00:00 UTC or a timestamp as given", async () => {
+      const client = memoryMembers(rows);
+      const r = await run(client, "usage", "--member", "local", "--since", "2026-01-01", "--until", "2026-02-01T12:00:00+01:00");
+      expect(r.code).toBe(0);
+      expect(client.usageFilters).toEqual([{ memberId: "local", since: "2026-01-01T00:00:00Z", until: "2026-02-01T12:00:00+01:00" }]);
+      expect(r.out).toMatch(/^local\s/m);
+      expect(r.out).not.toMatch(/alice/);
+    });
+
+    it("says when there are no runs, and reports a rejected filter", async () => {
+      expect((await run(memoryMembers(), "usage")).out).toBe("no runs\n");
+      const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
+      expect(rejected.code).toBe(1);
+      expect(rejected.err).toMatch(/failed: store: since is not an RFC 3339 timestamp/);
+    });
   });
 });

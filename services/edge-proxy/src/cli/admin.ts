@@ -1,7 +1,8 @@
 /**
- * `npm run proxy:admin -- create <name> | revoke <member id> | list [--all]`:
- * manages member gateway keys, which the store keeps (only a hash of each key).
- * A new key is printed once.
+ * `npm run proxy:admin -- create <name> | revoke <member id> | list [--all] |
+ * usage [--member <id>] [--since <date>] [--until <date>]`: manages member
+ * gateway keys, which the store keeps (only a hash of each key), and reports
+ * each member's provider-reported usage. A new key is printed once.
  */
 import { parseArgs } from "node:util";
 import { busNames, type MemberRecord } from "@byok/contracts";
@@ -9,8 +10,28 @@ import { connectNats, silentLogger } from "@byok/platform";
 import type { EdgeProxyConfig } from "../config.ts";
 import { memberStoreClient, type MemberStoreClient, type StoreCallOutcome } from "../member-store.ts";
 import type { CliIo } from "./setup.ts";
+import { formatUsageTable } from "./usage-table.ts";
 
-const USAGE = "usage: npm run proxy:admin -- create <name> | revoke <member id> | list [--all]";
+const USAGE = [
+  "usage: npm run proxy:admin -- create <name> | revoke <member id> | list [--all]",
+  "                            | usage [--member <id>] [--since <date>] [--until <date>]",
+  "  usage counts the runs that began at or after --since and before --until: an RFC 3339 time,",
+  "  or a date YYYY-MM-DD meaning 00:00 UTC (so --until 2026-02-01 ends with January 31).",
+].join("\n");
+
+const OPTIONS = {
+  all: { type: "boolean", default: false },
+  member: { type: "string", default: "" },
+  since: { type: "string", default: "" },
+  until: { type: "string", default: "" },
+} as const;
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A date alone means its start (00:00 UTC); anything else goes to the store as given (it checks RFC 3339). */
+function rangeBound(value: string): string {
+  return DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value;
+}
 
 function describe(m: MemberRecord): string {
   return `${m.memberId}\t${m.name}\tcreated ${m.createdAt}${m.revokedAt ? `\trevoked ${m.revokedAt}` : ""}`;
@@ -26,13 +47,15 @@ function failed<T>(outcome: StoreCallOutcome<T>, io: CliIo): outcome is Exclude<
 export async function runAdminCommand(args: readonly string[], client: MemberStoreClient, io: CliIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...args], options: { all: { type: "boolean", default: false } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: [...args], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
     io.err(`${(err as Error).message}\n${USAGE}\n`);
     return 2;
   }
   const [command, argument, ...rest] = parsed.positionals;
-  if (rest.length > 0) {
+  const { all, member, since, until } = parsed.values;
+  const usageOptions = member !== "" || since !== "" || until !== "";
+  if (rest.length > 0 || (all && command !== "list") || (usageOptions && command !== "usage")) {
     io.err(`${USAGE}\n`);
     return 2;
   }
@@ -60,9 +83,16 @@ export async function runAdminCommand(args: readonly string[], client: MemberSto
     }
     case "list": {
       if (argument) break;
-      const outcome = await client.list(parsed.values.all);
+      const outcome = await client.list(all);
       if (failed(outcome, io)) return 1;
       io.out(outcome.value.length === 0 ? "no members\n" : `${outcome.value.map(describe).join("\n")}\n`);
+      return 0;
+    }
+    case "usage": {
+      if (argument) break;
+      const outcome = await client.usage({ memberId: member, since: rangeBound(since), until: rangeBound(until) });
+      if (failed(outcome, io)) return 1;
+      io.out(formatUsageTable(outcome.value));
       return 0;
     }
     default:

@@ -1138,6 +1138,159 @@ export declare type ListMembersResponse = Message<"byok.v1.ListMembersResponse">
 export declare const ListMembersResponseSchema: GenMessage<ListMembersResponse>;
 
 /**
+ * member.usage: per-member totals over runs, from the usage the providers
+ * reported (runs.usage). A run counts in the range when it began at or after
+ * `since` and before `until`. Only members with at least one run in the range
+ * get a row; rows are ordered by member id. Bad timestamps, or `since` after
+ * `until`: INVALID.
+ *
+ * @generated from message byok.v1.MemberUsageRequest
+ */
+export declare type MemberUsageRequest = Message<"byok.v1.MemberUsageRequest"> & {
+  /**
+   * "" = every member.
+   *
+   * @generated from field: string member_id = 1;
+   */
+  memberId: string;
+
+  /**
+   * RFC 3339 timestamps; "" = unbounded.
+   *
+   * @generated from field: string since = 2;
+   */
+  since: string;
+
+  /**
+   * @generated from field: string until = 3;
+   */
+  until: string;
+};
+
+/**
+ * Describes the message byok.v1.MemberUsageRequest.
+ * Use `create(MemberUsageRequestSchema)` to create a new message.
+ */
+export declare const MemberUsageRequestSchema: GenMessage<MemberUsageRequest>;
+
+/**
+ * A token sum covers only the runs that reported that field (`*_runs` says how
+ * many); it is unset, never 0, when no run in the range reported it.
+ *
+ * @generated from message byok.v1.MemberUsage
+ */
+export declare type MemberUsage = Message<"byok.v1.MemberUsage"> & {
+  /**
+   * @generated from field: string member_id = 1;
+   */
+  memberId: string;
+
+  /**
+   * "" when the member has no member record (e.g. "local", runs without the edge proxy).
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: uint32 runs = 3;
+   */
+  runs: number;
+
+  /**
+   * @generated from field: uint32 completed = 4;
+   */
+  completed: number;
+
+  /**
+   * @generated from field: uint32 failed = 5;
+   */
+  failed: number;
+
+  /**
+   * @generated from field: uint32 cancelled = 6;
+   */
+  cancelled: number;
+
+  /**
+   * @generated from field: optional uint64 input_tokens = 7;
+   */
+  inputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 input_tokens_runs = 8;
+   */
+  inputTokensRuns: number;
+
+  /**
+   * @generated from field: optional uint64 output_tokens = 9;
+   */
+  outputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 output_tokens_runs = 10;
+   */
+  outputTokensRuns: number;
+
+  /**
+   * @generated from field: optional uint64 cache_read_tokens = 11;
+   */
+  cacheReadTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 cache_read_tokens_runs = 12;
+   */
+  cacheReadTokensRuns: number;
+
+  /**
+   * @generated from field: optional uint64 cache_write_tokens = 13;
+   */
+  cacheWriteTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 cache_write_tokens_runs = 14;
+   */
+  cacheWriteTokensRuns: number;
+
+  /**
+   * @generated from field: optional uint64 reasoning_tokens = 15;
+   */
+  reasoningTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 reasoning_tokens_runs = 16;
+   */
+  reasoningTokensRuns: number;
+};
+
+/**
+ * Describes the message byok.v1.MemberUsage.
+ * Use `create(MemberUsageSchema)` to create a new message.
+ */
+export declare const MemberUsageSchema: GenMessage<MemberUsage>;
+
+/**
+ * @generated from message byok.v1.MemberUsageResponse
+ */
+export declare type MemberUsageResponse = Message<"byok.v1.MemberUsageResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: repeated byok.v1.MemberUsage members = 1;
+   */
+  members: MemberUsage[];
+};
+
+/**
+ * Describes the message byok.v1.MemberUsageResponse.
+ * Use `create(MemberUsageResponseSchema)` to create a new message.
+ */
+export declare const MemberUsageResponseSchema: GenMessage<MemberUsageResponse>;
+
+/**
  * @generated from enum byok.v1.StoreErrorKind
  */
 export enum StoreErrorKind {

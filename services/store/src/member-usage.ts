@@ -1,0 +1,107 @@
+/**
+ * member.usage: per-member totals over the runs table, from the usage the
+ * providers reported (runs.usage, protobuf JSON of byok.v1.Usage, uint64 as
+ * strings). A token field is summed only over the runs that reported it, and
+ * each sum says how many runs that was: a field no run reported stays unknown
+ * (undefined), never 0.
+ */
+import type pg from "pg";
+import { query } from "./database.ts";
+import { ok, reject, type Outcome } from "./outcome.ts";
+import { parseRfc3339, type Timestamp } from "./rfc3339.ts";
+
+export interface UsageFilter {
+  /** "" = every member. */
+  readonly memberId: string;
+  /** RFC 3339; "" = unbounded. Runs that began at or after `since` and before `until`. */
+  readonly since: string;
+  readonly until: string;
+}
+
+/** A sum over the runs that reported the field; `total` is undefined when `runs` is 0. */
+export interface TokenSum {
+  readonly total: bigint | undefined;
+  readonly runs: number;
+}
+
+export const TOKEN_FIELDS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const;
+export type TokenField = (typeof TOKEN_FIELDS)[number];
+
+export interface MemberUsageRow {
+  readonly memberId: string;
+  /** "" when the member has no member record (e.g. "local"). */
+  readonly name: string;
+  readonly runs: number;
+  readonly completed: number;
+  readonly failed: number;
+  readonly cancelled: number;
+  readonly tokens: Readonly<Record<TokenField, TokenSum>>;
+}
+
+type TokenColumns = { [F in TokenField as `${F}_sum`]: string | null } & { [F in TokenField as `${F}_runs`]: string };
+
+type MemberUsageDbRow = TokenColumns & {
+  member_id: string;
+  name: string | null;
+  runs: string;
+  completed: string;
+  failed: string;
+  cancelled: string;
+};
+
+// Field names are the protobuf JSON names runs.usage is stored with (run-rows.ts usageToJson).
+const TOKEN_SELECTS = TOKEN_FIELDS.map(
+  (field) => `sum((r.usage ->> '${field}')::numeric) AS "${field}_sum", count(r.usage -> '${field}') AS "${field}_runs"`,
+).join(",\n       ");
+
+const USAGE_SQL = `
+SELECT r.member_id, m.name,
+       count(*) AS runs,
+       count(*) FILTER (WHERE r.status = 'completed') AS completed,
+       count(*) FILTER (WHERE r.status = 'failed') AS failed,
+       count(*) FILTER (WHERE r.status = 'cancelled') AS cancelled,
+       ${TOKEN_SELECTS}
+  FROM runs r
+  LEFT JOIN members m ON m.id::text = r.member_id
+ WHERE ($1 = '' OR r.member_id = $1)
+   AND ($2::timestamptz IS NULL OR r.created_at >= $2::timestamptz)
+   AND ($3::timestamptz IS NULL OR r.created_at < $3::timestamptz)
+ GROUP BY r.member_id, m.name
+ ORDER BY r.member_id`;
+
+function bound(name: "since" | "until", text: string): Outcome<Timestamp | undefined> {
+  if (text === "") return ok(undefined);
+  const timestamp = parseRfc3339(text);
+  return timestamp ? ok(timestamp) : reject("invalid", `${name} is not an RFC 3339 timestamp: ${JSON.stringify(text)}`);
+}
+
+function fromDb(row: MemberUsageDbRow): MemberUsageRow {
+  const tokens = Object.fromEntries(
+    TOKEN_FIELDS.map((field) => {
+      const sum = row[`${field}_sum`];
+      return [field, { total: sum === null ? undefined : BigInt(sum), runs: Number(row[`${field}_runs`]) }];
+    }),
+  ) as Record<TokenField, TokenSum>;
+  return {
+    memberId: row.member_id,
+    name: row.name ?? "",
+    runs: Number(row.runs),
+    completed: Number(row.completed),
+    failed: Number(row.failed),
+    cancelled: Number(row.cancelled),
+    tokens,
+  };
+}
+
+/** One row per member with at least one run in the range, ordered by member id. */
+export async function memberUsage(pool: pg.Pool, filter: UsageFilter): Promise<Outcome<MemberUsageRow[]>> {
+  const since = bound("since", filter.since);
+  if (since.kind !== "ok") return since;
+  const until = bound("until", filter.until);
+  if (until.kind !== "ok") return until;
+  if (since.value && until.value && since.value.epochMicros > until.value.epochMicros) {
+    return reject("invalid", `since (${filter.since}) is after until (${filter.until})`);
+  }
+  const result = await query<MemberUsageDbRow>(pool, USAGE_SQL, [filter.memberId, since.value?.text ?? null, until.value?.text ?? null]);
+  return ok(result.rows.map(fromDb));
+}

@@ -1,0 +1,66 @@
+/**
+ * `proxy:admin -- usage` against the real store (Postgres over NATS): the runs'
+ * provider-reported usage, per member, as the admin reads it.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { busNames, RunStatus } from "@byok/contracts";
+import { runAdminCommand } from "../services/edge-proxy/src/cli/admin.ts";
+import { memberStoreClient, type MemberStoreClient } from "../services/edge-proxy/src/member-store.ts";
+import { startTestStore, userText, type TestStore } from "../services/store/src/store-test-harness.ts";
+
+describe("admin usage report with the store", () => {
+  let store: TestStore;
+  let members: MemberStoreClient;
+  beforeEach(async () => {
+    store = await startTestStore();
+    members = memberStoreClient(store.nc, busNames(store.busPrefix), 10_000);
+  });
+  afterEach(() => store.close());
+
+  async function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = "";
+    let err = "";
+    const code = await runAdminCommand(args, members, { out: (t) => (out += t), err: (t) => (err += t) });
+    return { code, out, err };
+  }
+
+  async function finishedRun(runId: string, memberId: string, status: RunStatus, usage?: { inputTokens?: bigint; outputTokens?: bigint }) {
+    expect((await store.call("beginRun", { runId, conversationId: `c-${runId}`, memberId, initialMessages: [userText("q")] })).error).toBeUndefined();
+    expect((await store.call("finishRun", { runId, status, ...(usage ? { usage } : {}) })).error).toBeUndefined();
+  }
+
+  /** The report's cells for one member's line. */
+  function line(out: string, memberId: string): string[] | undefined {
+    return out
+      .split("\n")
+      .find((l) => l.startsWith(`${memberId} `))
+      ?.trim()
+      .split(/\s{2,}/);
+  }
+
+  it("prints each member's runs and token sums, marking sums that cover only some runs", async () => {
+    const created = await admin("create", "alice");
+    const aliceId = /member (\S+) \(/.exec(created.out)?.[1] ?? "";
+    await finishedRun("r1", aliceId, RunStatus.COMPLETED, { inputTokens: 1200n, outputTokens: 80n });
+    await finishedRun("r2", aliceId, RunStatus.FAILED);
+    await finishedRun("r3", aliceId, RunStatus.COMPLETED, { inputTokens: 800n });
+    await finishedRun("r4", "local", RunStatus.CANCELLED);
+
+    const all = await admin("usage");
+    expect(all.code).toBe(0);
+    expect(line(all.out, aliceId)).toEqual([aliceId, "alice", "3", "2", "1", "0", "2,000 (2/3)", "80 (1/3)", "-", "-", "-"]);
+    expect(line(all.out, "local")).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-"]);
+
+    const onlyLocal = await admin("usage", "--member", "local");
+    expect(line(onlyLocal.out, aliceId)).toBeUndefined();
+    expect(line(onlyLocal.out, "local")).toBeDefined();
+
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    expect((await admin("usage", "--since", tomorrow)).out).toBe("no runs\n");
+    expect(line((await admin("usage", "--until", tomorrow)).out, aliceId)?.[2]).toBe("3");
+
+    const bad = await admin("usage", "--since", "last week");
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/since is not an RFC 3339 timestamp/);
+  });
+});
