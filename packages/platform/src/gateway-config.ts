@@ -13,6 +13,10 @@ export type ProviderKind = z.infer<typeof providerKindSchema>;
 export const effortSchema = z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 export type Effort = z.infer<typeof effortSchema>;
 
+/** Responses API `reasoning.summary`: how much of the model's reasoning it summarizes into the stream. */
+export const reasoningSummarySchema = z.enum(["auto", "concise", "detailed"]);
+export type ReasoningSummary = z.infer<typeof reasoningSummarySchema>;
+
 const providerSchema = z.object({
   kind: providerKindSchema,
   baseUrl: z.string().url(),
@@ -45,6 +49,13 @@ const modelSchema = z.object({
   thinkingBudgetTokens: z.number().int().min(1024).optional(),
   /** openai-chat: send reasoning_content back on assistant messages. */
   replayReasoningContent: z.boolean().default(false),
+  /**
+   * openai-responses only: ask for reasoning summaries (`reasoning.summary`), which
+   * stream as thinking; unset = none requested (the reasoning stays hidden). Setting
+   * it on a model of another provider kind is a configuration error; the provider
+   * gateway also requires supportsThinking with it.
+   */
+  reasoningSummary: reasoningSummarySchema.optional(),
 });
 
 export const gatewayConfigSchema = z
@@ -57,8 +68,14 @@ export const gatewayConfigSchema = z
     config.models.forEach((m, i) => {
       if (seen.has(m.id)) ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model id ${m.id}` });
       seen.add(m.id);
-      if (!(m.provider in config.providers))
-        ctx.addIssue({ code: "custom", path: ["models", i, "provider"], message: `unknown provider ${m.provider}` });
+      const provider = Object.hasOwn(config.providers, m.provider) ? config.providers[m.provider] : undefined;
+      if (provider === undefined) ctx.addIssue({ code: "custom", path: ["models", i, "provider"], message: `unknown provider ${m.provider}` });
+      else if (m.reasoningSummary !== undefined && provider.kind !== "openai-responses")
+        ctx.addIssue({
+          code: "custom",
+          path: ["models", i, "reasoningSummary"],
+          message: `model ${m.id}: reasoningSummary applies to openai-responses providers only (provider ${m.provider} is ${provider.kind})`,
+        });
     });
   });
 

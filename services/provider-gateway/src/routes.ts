@@ -8,7 +8,7 @@
  * Base URLs are what the SDKs expect: OpenAI kinds include the version path
  * ("https://api.openai.com/v1"), Anthropic is the origin ("https://api.anthropic.com").
  */
-import { ConfigError, type Effort, type Env, type GatewayConfig, type ProviderKind } from "@byok/platform";
+import { ConfigError, type Effort, type Env, type GatewayConfig, type ProviderKind, type ReasoningSummary } from "@byok/platform";
 import { Secret } from "./secret.ts";
 
 export interface Route {
@@ -34,6 +34,8 @@ export interface Route {
   readonly thinkingBudgetTokens: number | undefined;
   /** openai-chat: send reasoning_content back on this route's own assistant messages. */
   readonly replayReasoningContent: boolean;
+  /** openai-responses: `reasoning.summary` to request; undefined = none. */
+  readonly reasoningSummary: ReasoningSummary | undefined;
 }
 
 export type RouteTable = ReadonlyMap<string, Route>;
@@ -63,6 +65,10 @@ export function buildRoutes(config: GatewayConfig, env: Env): RouteTable {
       problems.push(`model ${model.id}: thinkingBudgetTokens must be below maxOutputTokens`);
     if (model.replayReasoningContent && provider.kind !== "openai-chat")
       problems.push(`model ${model.id}: replayReasoningContent applies to openai-chat providers only`);
+    if (model.reasoningSummary !== undefined && provider.kind !== "openai-responses")
+      problems.push(`model ${model.id}: reasoningSummary applies to openai-responses providers only`);
+    if (model.reasoningSummary !== undefined && !model.supportsThinking)
+      problems.push(`model ${model.id}: reasoningSummary needs supportsThinking`);
     routes.set(model.id, {
       id: model.id,
       kind: provider.kind,
@@ -81,6 +87,7 @@ export function buildRoutes(config: GatewayConfig, env: Env): RouteTable {
       supportsImages: model.supportsImages,
       thinkingBudgetTokens: model.thinkingBudgetTokens,
       replayReasoningContent: model.replayReasoningContent,
+      reasoningSummary: model.reasoningSummary,
     });
   }
   if (problems.length > 0) throw new ConfigError(`provider-gateway: invalid routes\n${problems.map((p) => `  ${p}`).join("\n")}`);

@@ -7,7 +7,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ToolDefinitionSchema } from "@byok/contracts";
 import { describe, expect, it } from "vitest";
-import { assistant, FIXTURE_KINDS, modelRequest, NO_UPSTREAM, prepareBody, testRoute, toolResult, userText, type MessageInit } from "../testing/call-kit.ts";
+import { providerFixture } from "../../../../tests/support/mock-llm.ts";
+import { assistant, FIXTURE_KINDS, modelRequest, NO_UPSTREAM, prepareBody, recordedRequest, testRoute, toolResult, userText, type MessageInit } from "../testing/call-kit.ts";
 import { create } from "@bufbuild/protobuf";
 import { AssistantMessageSchema } from "@byok/contracts";
 import { encodeReplay } from "./replay-codec.ts";
@@ -65,6 +66,23 @@ describe("ModelSpec mapping", () => {
     const off = ready(prepareBody(budget, modelRequest({ route: budget, messages: [userText("hi")], spec: { effort: "none" } })));
     expect(off["thinking"]).toEqual({ type: "disabled" });
     expect(off).not.toHaveProperty("output_config");
+  });
+
+  it("responses: sends the model's reasoningSummary as reasoning.summary after the effort, laid out like the recorded o3-mini request", () => {
+    const recorded = recordedRequest(providerFixture("openai-responses", "openai-o3mini-reasoning-summary-encrypted.request.json")).body;
+    const route = testRoute("openai-responses", NO_UPSTREAM, { upstreamModel: recorded["model"], supportsThinking: true, efforts: ["low", "high"], reasoningSummary: "detailed" });
+    const build = () => JSON.stringify(ready(prepareBody(route, modelRequest({ route, system: "sys", tools, messages: toolRound, spec: { effort: "high" } }))));
+    const body = JSON.parse(build()) as Record<string, unknown>;
+    expect(JSON.stringify(body["reasoning"])).toBe(JSON.stringify(recorded["reasoning"]));
+    expect(body["include"]).toEqual(recorded["include"]);
+    expect(build()).toBe(build());
+
+    const summaryOnly = testRoute("openai-responses", NO_UPSTREAM, { supportsThinking: true, reasoningSummary: "auto" });
+    expect(ready(prepareBody(summaryOnly, modelRequest({ route: summaryOnly, messages: [userText("hi")] })))["reasoning"]).toEqual({ summary: "auto" });
+
+    const unset = testRoute("openai-responses", NO_UPSTREAM, { supportsThinking: true, efforts: ["high"] });
+    expect(ready(prepareBody(unset, modelRequest({ route: unset, messages: [userText("hi")], spec: { effort: "high" } })))["reasoning"]).toEqual({ effort: "high" });
+    expect(ready(prepareBody(unset, modelRequest({ route: unset, messages: [userText("hi")] })))).not.toHaveProperty("reasoning");
   });
 
   const refusals: Array<[string, () => ReturnType<typeof prepareBody>, RegExp]> = [

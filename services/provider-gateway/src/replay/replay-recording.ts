@@ -47,6 +47,7 @@ export async function replayRecording(kind: ProviderKind, file: string, onEvent:
       supportsImages: false,
       thinkingBudgetTokens: undefined,
       replayReasoningContent: true,
+      reasoningSummary: undefined,
     };
     const request = create(ModelRequestSchema, {
       callId: "replay:1",

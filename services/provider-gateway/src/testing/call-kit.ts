@@ -45,6 +45,7 @@ export function testRoute(kind: ProviderKind, llm: Pick<MockLlm, "baseUrl">, ove
     supportsImages: false,
     thinkingBudgetTokens: undefined,
     replayReasoningContent: false,
+    reasoningSummary: undefined,
     ...overrides,
   };
 }

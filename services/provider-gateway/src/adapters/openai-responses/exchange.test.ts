@@ -3,13 +3,15 @@
  * no previous_response_id), function calls echoed with their call_id, every
  * reasoning item of the previous turn replayed verbatim and in order (only to
  * the route that produced it), and call 2's input a byte-level extension of
- * call 1's.
+ * call 1's. A model with reasoningSummary asks for summaries and gets one
+ * thinking block per summary part.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
 import { assistantMessageOf } from "../../collect.ts";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
-import { assistant, callThroughMock, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
+import type { ModelEventBody } from "../../events.ts";
+import { assistant, callThroughMock, cycleOutcome, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
 
 let llm: MockLlm;
 beforeAll(async () => {
@@ -24,6 +26,24 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 function terminalOutput(file: string): Json[] {
   const terminal = fixturePayloads(file).find((p) => p["type"] === "response.completed");
   return (terminal?.["response"]?.output ?? []) as Json[];
+}
+
+/** The thinking blocks of a call in stream order: their text and whether they were ended. */
+function thinkingBlocks(events: readonly ModelEventBody[]): Array<{ text: string; ended: boolean }> {
+  const blocks = new Map<number, { text: string; ended: boolean }>();
+  for (const event of events) {
+    if (event.case === "thinkingStart") blocks.set(event.value.index ?? 0, { text: "", ended: false });
+    else if (event.case === "thinkingDelta") {
+      const block = blocks.get(event.value.index ?? 0);
+      if (block === undefined || block.ended) throw new Error(`thinking delta outside an open block ${event.value.index ?? 0}`);
+      block.text += event.value.text ?? "";
+    } else if (event.case === "thinkingEnd") {
+      const block = blocks.get(event.value.index ?? 0);
+      if (block === undefined) throw new Error(`end of unknown thinking block ${event.value.index ?? 0}`);
+      block.ended = true;
+    }
+  }
+  return [...blocks.values()];
 }
 
 describe("openai-responses two-call exchange", () => {
@@ -101,21 +121,59 @@ describe("openai-responses two-call exchange", () => {
     expect(((third.upstream?.body as Json)["input"] as Json[]).map((i) => i["type"])).toEqual(["message", "function_call", "function_call_output"]);
   });
 
-  it("replays reasoning summaries' item and the answer text in output order", async () => {
-    const route = testRoute("openai-responses", llm, { supportsThinking: true });
+  it("requests reasoning summaries where configured, streams one thinking block per summary part, and replays the encrypted item unchanged", async () => {
+    const recorded = recordedRequest(providerFixture("openai-responses", "openai-o3mini-reasoning-summary-encrypted.request.json")).body;
+    const route = testRoute("openai-responses", llm, {
+      upstreamModel: recorded["model"],
+      supportsThinking: true,
+      efforts: ["low", "medium", "high"],
+      reasoningSummary: recorded["reasoning"].summary,
+      maxOutputTokens: undefined,
+    });
     const file = providerFixture("openai-responses", "openai-o3mini-reasoning-summary-encrypted.sse");
-    const question = userText("How do I cross the street?");
-    const first = await callThroughMock(llm, route, modelRequest({ route, messages: [question] }), { kind: "fixture", file });
+    const question = userText(recorded["input"][0].content);
+    const spec = { effort: recorded["reasoning"].effort as string };
+    const first = await callThroughMock(llm, route, modelRequest({ route, messages: [question], spec }), { kind: "fixture", file });
     expect(first.summary.outcome).toBe("ok");
-    const second = await callThroughMock(llm, route, modelRequest({ route, messages: [question, assistant(assistantMessageOf(first.events)), userText("Thanks!")] }), {
+    expect(cycleOutcome(first.events)).toEqual({ kind: "completed" });
+
+    // The request asks for the summary the way the recorded request did (same keys, same order).
+    const body1 = first.upstream?.body as Json;
+    expect(JSON.stringify(body1["reasoning"])).toBe(JSON.stringify(recorded["reasoning"]));
+    expect(body1["include"]).toEqual(recorded["include"]);
+
+    // One thinking block per summary part, each holding exactly that part's deltas, before the answer text.
+    const payloads = fixturePayloads(file);
+    const partDeltas = new Map<number, string>();
+    for (const p of payloads.filter((p) => p["type"] === "response.reasoning_summary_text.delta"))
+      partDeltas.set(p["summary_index"], (partDeltas.get(p["summary_index"]) ?? "") + p["delta"]);
+    const partsDone = payloads.filter((p) => p["type"] === "response.reasoning_summary_text.done").map((p) => p["text"] as string);
+    expect(partDeltas.size).toBe(4);
+    expect([...partDeltas.values()]).toEqual(partsDone);
+    const blocks = thinkingBlocks(first.events);
+    expect(blocks.map((b) => b.text)).toEqual([...partDeltas.values()]);
+    expect(blocks.every((b) => b.ended)).toBe(true);
+    expect(first.summary.thinking).toBe([...partDeltas.values()].join(""));
+    const firstText = first.events.findIndex((e) => e.case === "textStart");
+    const lastThinkingEnd = first.events.findLastIndex((e) => e.case === "thinkingEnd");
+    expect(lastThinkingEnd).toBeLessThan(firstText);
+
+    // Next turn: the reasoning item (summary + encrypted_content) goes back verbatim, before the answer text.
+    const second = await callThroughMock(llm, route, modelRequest({ route, messages: [question, assistant(assistantMessageOf(first.events)), userText("Thanks!")], spec }), {
       kind: "fixture",
       file: providerFixture("openai-responses", "openai-gpt4omini-text-logprobs.sse"),
     });
     const snapshot = terminalOutput(file);
+    const reasoning = snapshot.find((i) => i["type"] === "reasoning") as Json;
+    expect(reasoning["encrypted_content"]).toMatch(/^gAAAA/);
+    expect(reasoning["summary"].map((part: Json) => part["text"])).toEqual(partsDone);
     const message = snapshot.find((i) => i["type"] === "message") as Json;
-    const input = (second.upstream?.body as Json)["input"] as Json[];
+    const body2 = second.upstream?.body as Json;
+    const input = body2["input"] as Json[];
     expect(input.map((i) => i["type"])).toEqual(["message", "reasoning", "message", "message"]);
-    expect(input[1]).toEqual(snapshot.find((i) => i["type"] === "reasoning"));
+    expect(input[1]).toEqual(reasoning);
     expect(input[2]).toEqual({ type: "message", role: "assistant", content: message["content"].map((c: Json) => ({ type: "output_text", text: c["text"], annotations: [] })) });
+    expect(body2["reasoning"]).toEqual(body1["reasoning"]);
+    expect(historyPrefixOf(first.upstream?.rawBody ?? "", second.upstream?.rawBody ?? "")).toBe(true);
   });
 });

@@ -4,6 +4,8 @@
  * previous_response_id. Reasoning routes ask for
  * `include:["reasoning.encrypted_content"]` so reasoning items can be replayed.
  * - ModelSpec: effort -> `reasoning.effort`, max output -> `max_output_tokens`.
+ * - Model config: reasoningSummary -> `reasoning.summary` (after the effort, as
+ *   in the recorded o3-mini request), so summaries stream as thinking.
  * - PromptSpec: system text -> `instructions`; tools -> flat function tools
  *   with `strict:false` (our schemas are not strict-mode schemas).
  * - History: user `input_text`/`input_image`; assistant turns of this route
@@ -14,6 +16,7 @@
  * Deterministic, and `input` is the last key (byte-prefix property).
  */
 import type { AssistantMessage, Message, ModelRequest } from "@byok/contracts";
+import type { Effort, ReasoningSummary } from "@byok/platform";
 import type { Route } from "../../routes.ts";
 import { RequestRejection } from "../adapter.ts";
 import { checkToolCallArguments, imageDataUrl, toolParameters, userParts } from "../history.ts";
@@ -34,11 +37,17 @@ export interface ResponsesRequestBody {
   stream: true;
   store: false;
   include?: ["reasoning.encrypted_content"];
-  reasoning?: { effort: string };
+  reasoning?: ReasoningParams;
   max_output_tokens?: number;
   instructions?: string;
   tools?: Array<{ type: "function"; name: string; description: string; parameters: Record<string, unknown>; strict: false }>;
   input: InputItem[];
+}
+
+/** Key order is fixed (effort, then summary): bodies must be byte-identical for identical requests. */
+interface ReasoningParams {
+  effort?: Effort;
+  summary?: ReasoningSummary;
 }
 
 export function buildResponsesRequest(request: ModelRequest, route: Route): ResponsesRequestBody {
@@ -47,6 +56,10 @@ export function buildResponsesRequest(request: ModelRequest, route: Route): Resp
   const maxTokens = resolveMaxOutputTokens(request.spec, route);
   const tools = request.prompt?.tools ?? [];
   const system = request.prompt?.systemText ?? "";
+  const reasoning: ReasoningParams = {
+    ...(effort === undefined ? {} : { effort }),
+    ...(route.reasoningSummary === undefined ? {} : { summary: route.reasoningSummary }),
+  };
   const input: InputItem[] = [];
   for (const message of request.messages) input.push(...inputItems(message, route));
   return {
@@ -54,7 +67,7 @@ export function buildResponsesRequest(request: ModelRequest, route: Route): Resp
     stream: true,
     store: false,
     ...(route.supportsThinking ? { include: ["reasoning.encrypted_content"] as ["reasoning.encrypted_content"] } : {}),
-    ...(effort === undefined ? {} : { reasoning: { effort } }),
+    ...(reasoning.effort === undefined && reasoning.summary === undefined ? {} : { reasoning }),
     ...(maxTokens === undefined ? {} : { max_output_tokens: maxTokens }),
     ...(system === "" ? {} : { instructions: system }),
     ...(tools.length === 0

@@ -1,0 +1,44 @@
+/**
+ * Gateway configuration checks that need more than one field: models name a
+ * known provider, and reasoningSummary is accepted only on openai-responses
+ * models (anywhere else it is an error naming the model, never ignored).
+ */
+import { describe, expect, it } from "vitest";
+import { parseGatewayConfig } from "./gateway-config.ts";
+
+const providers = {
+  responses: { kind: "openai-responses", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY" },
+  chat: { kind: "openai-chat", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY" },
+  claude: { kind: "anthropic", baseUrl: "https://api.anthropic.com", apiKeyEnv: "TEAM_ANTHROPIC_KEY" },
+};
+
+function configWith(model: Record<string, unknown>): unknown {
+  return { providers, models: [{ id: "team-model", displayName: "Team model", upstreamModel: "upstream", ...model }] };
+}
+
+describe("reasoningSummary", () => {
+  it("is accepted on an openai-responses model and absent unless set", () => {
+    const models = [
+      { id: "o3-mini-team", displayName: "o3-mini", provider: "responses", upstreamModel: "o3-mini", supportsThinking: true, reasoningSummary: "detailed" },
+      { id: "gpt-team", displayName: "GPT", provider: "responses", upstreamModel: "gpt-4o" },
+    ];
+    const config = parseGatewayConfig({ providers, models }, "test.json");
+    expect(config.models.map((m) => m.reasoningSummary)).toEqual(["detailed", undefined]);
+  });
+
+  for (const provider of ["chat", "claude"]) {
+    it(`is a configuration error on a ${providers[provider as keyof typeof providers].kind} model, naming the model`, () => {
+      expect(() => parseGatewayConfig(configWith({ provider, reasoningSummary: "auto" }), "test.json")).toThrow(
+        /models\.0\.reasoningSummary: model team-model: reasoningSummary applies to openai-responses providers only/,
+      );
+    });
+  }
+
+  it("refuses a value the Responses API does not define", () => {
+    expect(() => parseGatewayConfig(configWith({ provider: "responses", reasoningSummary: "verbose" }), "test.json")).toThrow(/models\.0\.reasoningSummary/);
+  });
+
+  it("still reports an unknown provider (also for names that exist on plain objects)", () => {
+    expect(() => parseGatewayConfig(configWith({ provider: "toString", reasoningSummary: "auto" }), "test.json")).toThrow(/models\.0\.provider: unknown provider toString/);
+  });
+});
