@@ -2,7 +2,12 @@
 # `command: ["node", "services/<service>/src/main.ts"]`. Node 22 runs the
 # TypeScript sources directly (type stripping), so there is no build step;
 # generated protobuf code is committed.
-FROM node:22
+#
+# BASE_IMAGE: any image with Node >= 22.18 and npm in PATH and a `node` user
+# (the official node:22 by default; the image test builds on a local one made
+# without registry pulls, see infra/podman/base-image.sh).
+ARG BASE_IMAGE=node:22
+FROM ${BASE_IMAGE}
 
 WORKDIR /app
 ENV NODE_ENV=production

@@ -25,7 +25,7 @@ switch (command) {
   case undefined:
   case "serve": {
     const log = createLogger({ service: "edge-proxy", level: config.logLevel, debugContent: config.debugContent });
-    await runService("edge-proxy", log, () => startEdgeProxy(config, { log }));
+    await runService("edge-proxy", log, () => startEdgeProxy(config, { log }), { endpoints: (proxy) => ({ url: proxy.url, caFile: proxy.caCertFile }) });
     break;
   }
   case "setup":
