@@ -181,6 +181,16 @@ describe("npm start", () => {
     120_000,
   );
 
+  it("takes its services with it when the supervisor itself is killed (kill -9)", async () => {
+    const s = start(gatewayEnv({ LOG_LEVEL: "warn" }));
+    await waitUntilReady(s);
+    const addresses = readAddresses(join(dir, "data"));
+    s.child.kill("SIGKILL");
+    await s.exit;
+    await waitFor(() => !Object.values(addresses.services).some(processAlive), "every service to notice its supervisor is gone and exit", 20_000);
+    expect(await storeAnswers()).toBe("no_responders");
+  }, 90_000);
+
   it("names PROXY_PORT in one line when the proxy port is taken, and leaves nothing running", async () => {
     const taken = await occupyPort();
     try {

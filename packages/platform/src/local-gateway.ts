@@ -62,7 +62,10 @@ export function isGatewayProcess(pid: number): boolean {
   }
 }
 
-export function readLocalGateway(dataDir: string): LocalGatewayState {
+/** Tells whether the pid recorded in the file is the live gateway (tests pass their own). */
+export type GatewayProcessCheck = (pid: number) => boolean;
+
+export function readLocalGateway(dataDir: string, isAlive: GatewayProcessCheck = isGatewayProcess): LocalGatewayState {
   const path = localGatewayPath(dataDir);
   let text: string;
   try {
@@ -78,7 +81,7 @@ export function readLocalGateway(dataDir: string): LocalGatewayState {
     return { kind: "unreadable", path, message: `not JSON: ${(err as Error).message}` };
   }
   if (!parsed.success) return { kind: "unreadable", path, message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
-  return isGatewayProcess(parsed.data.pid) ? { kind: "running", path, info: parsed.data } : { kind: "stale", path, info: parsed.data };
+  return isAlive(parsed.data.pid) ? { kind: "running", path, info: parsed.data } : { kind: "stale", path, info: parsed.data };
 }
 
 export type ClaimOutcome = { kind: "claimed"; path: string } | { kind: "taken"; path: string; info: LocalGatewayInfo };
@@ -88,7 +91,7 @@ export type ClaimOutcome = { kind: "claimed"; path: string } | { kind: "taken"; 
  * holds it. A stale or unreadable file is replaced. Creation is exclusive, so
  * of two concurrent starts one wins.
  */
-export function claimLocalGateway(dataDir: string, info: LocalGatewayInfo): ClaimOutcome {
+export function claimLocalGateway(dataDir: string, info: LocalGatewayInfo, isAlive: GatewayProcessCheck = isGatewayProcess): ClaimOutcome {
   mkdirSync(dataDir, { recursive: true });
   const path = localGatewayPath(dataDir);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -103,7 +106,7 @@ export function claimLocalGateway(dataDir: string, info: LocalGatewayInfo): Clai
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
-    const current = readLocalGateway(dataDir);
+    const current = readLocalGateway(dataDir, isAlive);
     if (current.kind === "running") return { kind: "taken", path, info: current.info };
     rmSync(path, { force: true });
   }
@@ -122,6 +125,6 @@ export function updateLocalGateway(dataDir: string, info: LocalGatewayInfo): voi
 export function releaseLocalGateway(dataDir: string, pid: number): void {
   const path = localGatewayPath(dataDir);
   if (!existsSync(path)) return;
-  const current = readLocalGateway(dataDir);
+  const current = readLocalGateway(dataDir, () => true);
   if ((current.kind === "running" || current.kind === "stale") && current.info.pid === pid) rmSync(path, { force: true });
 }
