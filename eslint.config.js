@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", "coverage/**"] },
+  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", ".tmp/**", "coverage/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -12,7 +12,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/src/main.ts", "scripts/**", "tests/**", "bench/**", "vitest.config.ts", "**/*.test.ts"],
+    files: ["**/src/main.ts", "services/*/src/cli/**/main.ts", "scripts/**", "tests/**", "bench/**", "vitest.config.ts", "**/*.test.ts"],
     rules: { "no-restricted-properties": "off" },
   },
   {

@@ -1,48 +1,49 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
-import type { MemberStoreClient, StoreCallOutcome, UsageFilter } from "../member-store.ts";
-import { runAdminCommand } from "./admin.ts";
+import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
+import { MemberAdminError, type MemberAdmin, type UsageFilter } from "./member-admin.ts";
 
 /**
  * In-memory stand-in for the store's member operations (the real ones are exercised in
- * tests/edge-proxy.test.ts and tests/admin-usage.test.ts). `usage` serves `usageRows`
- * filtered by member, and records each filter it was asked for.
+ * tests/admin-cli.test.ts, tests/edge-proxy.test.ts and tests/admin-usage.test.ts).
+ * `memberUsage` serves `usageRows` filtered by member, and records each filter it was asked for.
  */
-function memoryMembers(usageRows: MemberUsage[] = []): MemberStoreClient & { usageFilters: UsageFilter[] } {
+function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilters: UsageFilter[] } {
   const members = new Map<string, MemberRecord>();
   const usageFilters: UsageFilter[] = [];
   return {
     usageFilters,
-    async usage(filter) {
+    async memberUsage(filter) {
       usageFilters.push(filter);
-      if (filter.since === "bad") return { kind: "failed", message: "store: since is not an RFC 3339 timestamp" };
-      return { kind: "ok", value: usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId) };
+      if (filter.since === "bad") throw new MemberAdminError("failed", "store: since is not an RFC 3339 timestamp");
+      return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
     },
-    async verifyKey() {
-      return { kind: "unknown" };
-    },
-    async create(name): Promise<StoreCallOutcome<{ member: MemberRecord; key: string }>> {
+    async createMember(name) {
       const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
       members.set(member.memberId, member);
-      return { kind: "ok", value: { member, key: `key-${member.memberId}` } };
+      return { member, key: `key-${member.memberId}` };
     },
-    async revoke(memberId) {
+    async revokeMember(memberId) {
       const m = members.get(memberId);
-      if (!m) return { kind: "not_found", message: `no member ${memberId}` };
+      if (!m) throw new MemberAdminError("not_found", `no member ${memberId}`);
       m.revokedAt = "2026-01-02T00:00:00Z";
-      return { kind: "ok", value: m };
+      return m;
     },
-    async list(includeRevoked) {
-      return { kind: "ok", value: [...members.values()].filter((m) => includeRevoked || !m.revokedAt) };
+    async listMembers(includeRevoked) {
+      return [...members.values()].filter((m) => includeRevoked || !m.revokedAt);
     },
   };
 }
 
-async function run(client: MemberStoreClient, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+const WHERE = "nats://127.0.0.1:42229 (bus prefix byok, from test)";
+
+async function run(client: MemberAdmin, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await runAdminCommand(args, client, { out: (t) => (out += t), err: (t) => (err += t) });
+  const parsed = parseAdminArgs(args);
+  if (parsed.kind !== "command") return { code: 2, out, err: `usage: ${parsed.kind === "invalid" ? parsed.message : "help"}` };
+  const code = await runAdminCommand(parsed.command, client, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: WHERE });
   return { code, out, err };
 }
 
@@ -59,6 +60,23 @@ describe("admin command", () => {
     const missing = await run(client, "revoke", "m9");
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/not found/);
+  });
+
+  it("prints JSON with --json, also for a failure", async () => {
+    const client = memoryMembers();
+    const created = JSON.parse((await run(client, "create", "alice", "--json")).out) as unknown;
+    expect(created).toEqual({ member: { memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }, key: "key-m1" });
+    expect(JSON.parse((await run(client, "list", "--json")).out)).toEqual({ members: [{ memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }] });
+    const missing = await run(client, "revoke", "m9", "--json");
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.out)).toMatchObject({ error: { kind: "not_found" } });
+  });
+
+  it("names the gateway address when the store does not answer", async () => {
+    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new MemberAdminError("unavailable", "no_responders: no store is listening")) };
+    const r = await run(client, "list");
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`admin: the gateway's store did not answer at ${WHERE}: no_responders: no store is listening\n`);
   });
 
   it("prints usage for anything else", async () => {
@@ -125,7 +143,7 @@ describe("admin command", () => {
       expect((await run(memoryMembers(), "usage")).out).toBe("no runs\n");
       const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
       expect(rejected.code).toBe(1);
-      expect(rejected.err).toMatch(/failed: store: since is not an RFC 3339 timestamp/);
+      expect(rejected.err).toMatch(/failed at .*: store: since is not an RFC 3339 timestamp/);
     });
   });
 });
