@@ -13,10 +13,9 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseEnv } from "node:util";
+import { execFile } from "node:child_process";
+import { parseEnv, promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { busNames, STORE_OPERATIONS } from "@byok/contracts";
-import { busRequest, connectNats, silentLogger } from "@byok/platform";
 import { dockerfileEnv, loadComposeProject, serviceEnvironment, type ComposeProject } from "./compose/compose-file.ts";
 import { planLocalCompose, startLocalCompose, type LocalCompose, type LocalComposePlan } from "./compose/local-compose.ts";
 import { readChatFixture } from "./support/chat-fixture.ts";
@@ -26,6 +25,7 @@ import { providerFixture, startMockLlm, type MockLlm } from "./support/mock-llm.
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+const run = promisify(execFile);
 
 let db: TestDatabase;
 let bus: TestBus;
@@ -99,14 +99,9 @@ describe("docker-compose.yml wiring", () => {
     // The CA lives in the edge-proxy-ca volume, so it survives a container re-creation.
     expect(readFileSync(join(dir, "volumes", "edge-proxy-ca", "ca", "ca.crt"), "utf8")).toBe(ca);
 
-    const nc = await connectNats(bus.natsUrl, "compose-test", silentLogger());
-    let key: string;
-    try {
-      const op = STORE_OPERATIONS.createMember;
-      key = (await busRequest(nc, busNames(bus.prefix).store(op.name), op.request, { name: "alice" }, op.response, { timeoutMs: 10_000 })).key;
-    } finally {
-      await nc.close();
-    }
+    // `docker compose exec edge-proxy npm run admin -- create alice --json`: the admin CLI with the container's environment.
+    const { stdout } = await run(process.execPath, [join(ROOT, "services/admin/src/cli/main.ts"), "create", "alice", "--json"], { cwd: ROOT, env: plan.envOf("edge-proxy"), timeout: 30_000 });
+    const key = (JSON.parse(stdout) as { key: string }).key;
     expect(key).not.toBe("");
 
     llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });
