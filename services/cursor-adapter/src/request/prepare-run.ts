@@ -13,7 +13,7 @@ import { fetchBlobs, type BlobSources } from "../checkpoint/blob-fetch.ts";
 import { blobKey } from "../checkpoint/blob-id.ts";
 import { KvError } from "../checkpoint/kv-channel.ts";
 import { decodeTodos, TodoBlobError } from "../checkpoint/todo-blobs.ts";
-import { RootParseError } from "../projection/root-import.ts";
+import { RootParseError } from "../root-codec/root-import.ts";
 import { promptModeOf } from "../prompting/modes.ts";
 import { PromptAssetError, type PromptAssets } from "../prompting/prompt-assets.ts";
 import { buildPromptSpec } from "../prompting/prompt-spec.ts";
