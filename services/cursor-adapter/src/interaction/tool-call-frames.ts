@@ -11,15 +11,8 @@
  */
 import type { ClientModelCallIndex, ToolCallArgsDelta, ToolCallEnd, ToolCallStart } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
-import {
-  ArgsFieldStreamer,
-  editContentDelta,
-  editContentField,
-  editPathCard,
-  partialCard,
-  partialToolCallUpdate,
-  toolCallDeltaUpdate,
-} from "../tools/index.ts";
+import { partialCard, partialToolCallUpdate, toolCallDeltaUpdate } from "../tools/cards.ts";
+import { ArgsFieldStreamer, editContentDelta, editContentField, editPathCard } from "../tools/edit-stream.ts";
 
 export interface ToolCallFramesOptions {
   send(update: agent.InteractionUpdate["message"]): void;

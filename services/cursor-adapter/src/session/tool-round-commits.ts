@@ -15,7 +15,7 @@ import type { StoreClient } from "@byok/store-client";
 import type { ConversationProjection } from "../checkpoint/conversation-projection.ts";
 import { resultOrder, RoundLedger, roundMessagesFromHistory } from "../checkpoint/round-projection.ts";
 import type { RunToolSetup } from "../request/prepare-run.ts";
-import { buildPendingToolCallsJson } from "../tools/index.ts";
+import { buildPendingToolCallsJson } from "../tools/pending-calls.ts";
 import type { ToolRoundDriver } from "./tool-round-driver.ts";
 
 export interface ToolRoundCommitPorts {
