@@ -218,7 +218,7 @@ describe("run session", () => {
     // The owner is told to stop: the client side closed with an error (not a user cancel).
     expect(await waitFor(() => world.lastCommand(r), "client closed command")).toMatchObject({
       commandId: `${r}:closed`,
-      command: { case: "clientClosed", value: { error: expect.stringContaining("no space left") } },
+      command: { case: "clientClosed", value: { error: expect.stringContaining("no space left"), failureKind: FailureKind.CLIENT } },
     });
   });
 
