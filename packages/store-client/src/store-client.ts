@@ -77,6 +77,7 @@ export class StoreClient {
   readonly #names: BusNames;
   readonly #timeoutMs: number;
 
+  /** `names`: the deployment's bus names (the store serves `names.store(operation)`). */
   constructor(nc: NatsConnection, names: BusNames, options: StoreClientOptions) {
     this.#nc = nc;
     this.#names = names;
