@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, RunStatus } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
-import { busMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
+import { storeMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
 import { startTestStore, userText, type TestStore } from "../services/store/src/store-test-harness.ts";
 
 describe("admin usage report with the store", () => {
@@ -13,7 +13,7 @@ describe("admin usage report with the store", () => {
   let members: MemberAdmin;
   beforeEach(async () => {
     store = await startTestStore();
-    members = busMemberAdmin(store.nc, busNames(store.busPrefix), 10_000);
+    members = storeMemberAdmin(store.nc, busNames(store.busPrefix), 10_000);
   });
   afterEach(() => store.close());
 

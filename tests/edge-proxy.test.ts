@@ -21,7 +21,7 @@ import { startCursorAdapter, type CursorAdapter } from "../services/cursor-adapt
 import { loadConfig as loadProxyConfig } from "../services/edge-proxy/src/config.ts";
 import { startEdgeProxy, type EdgeProxy } from "../services/edge-proxy/src/service.ts";
 import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
-import { busMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
+import { storeMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
 import { ProxyTunnelAgent, connectThroughProxy, proxyAuthorization, request } from "../services/edge-proxy/src/test-support/proxy-client.ts";
 import { makeOriginPki, startHttpsOrigin, type TestOrigin } from "../services/edge-proxy/src/test-support/origins.ts";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "./support/infra.ts";
@@ -79,7 +79,7 @@ beforeAll(async () => {
   const busEnv = { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "silent" };
   nc = await connectNats(bus.natsUrl, "edge-proxy-test", silentLogger());
   stops.push(() => nc.close());
-  members = busMemberAdmin(nc, busNames(bus.prefix), 10_000);
+  members = storeMemberAdmin(nc, busNames(bus.prefix), 10_000);
 
   const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url }), { log: silentLogger() });
   stops.push(() => store.stop());

@@ -16,7 +16,7 @@ import {
 } from "@byok/platform";
 import type { CursorAdapterConfig } from "./config.ts";
 import { startAdapterServer } from "./connect/http-server.ts";
-import { createRunSessionFactory } from "./session/index.ts";
+import { createRunSessionFactory } from "./session/factory.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
 
 export interface CursorAdapterOverrides {

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
-import { MemberAdminError, type MemberAdmin, type UsageFilter } from "./member-admin.ts";
+import { StoreFailure, type UsageFilter } from "@byok/store-client";
+import type { MemberAdmin } from "./member-admin.ts";
 
 /**
  * In-memory stand-in for the store's member operations (the real ones are exercised in
@@ -16,7 +17,7 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilt
     usageFilters,
     async memberUsage(filter) {
       usageFilters.push(filter);
-      if (filter.since === "bad") throw new MemberAdminError("failed", "store: since is not an RFC 3339 timestamp");
+      if (filter.since === "bad") throw new StoreFailure("invalid", "member.usage", "since is not an RFC 3339 timestamp");
       return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
     },
     async createMember(name) {
@@ -26,7 +27,7 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilt
     },
     async revokeMember(memberId) {
       const m = members.get(memberId);
-      if (!m) throw new MemberAdminError("not_found", `no member ${memberId}`);
+      if (!m) throw new StoreFailure("not_found", "member.revoke", `no member ${memberId}`);
       m.revokedAt = "2026-01-02T00:00:00Z";
       return m;
     },
@@ -59,7 +60,7 @@ describe("admin command", () => {
     expect((await run(client, "list", "--all")).out).toContain("m1\talice");
     const missing = await run(client, "revoke", "m9");
     expect(missing.code).toBe(1);
-    expect(missing.err).toMatch(/not found/);
+    expect(missing.err).toBe("admin: not found: no member m9\n");
   });
 
   it("prints JSON with --json, also for a failure", async () => {
@@ -73,7 +74,7 @@ describe("admin command", () => {
   });
 
   it("names the gateway address when the store does not answer", async () => {
-    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new MemberAdminError("unavailable", "no_responders: no store is listening")) };
+    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new StoreFailure("unavailable", "member.list", "no_responders: no store is listening")) };
     const r = await run(client, "list");
     expect(r.code).toBe(1);
     expect(r.err).toBe(`admin: the gateway's store did not answer at ${WHERE}: no_responders: no store is listening\n`);
@@ -143,7 +144,7 @@ describe("admin command", () => {
       expect((await run(memoryMembers(), "usage")).out).toBe("no runs\n");
       const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
       expect(rejected.code).toBe(1);
-      expect(rejected.err).toMatch(/failed at .*: store: since is not an RFC 3339 timestamp/);
+      expect(rejected.err).toBe(`admin: failed at ${WHERE}: store member.usage: invalid: since is not an RFC 3339 timestamp\n`);
     });
   });
 });

@@ -12,6 +12,7 @@
  */
 import { parseArgs } from "node:util";
 import type { MemberRecord } from "@byok/contracts";
+import { StoreFailure } from "@byok/store-client";
 import type { MemberAdmin } from "./member-admin.ts";
 import { formatUsageTable } from "./usage-table.ts";
 
@@ -149,10 +150,14 @@ export async function runAdminCommand(command: AdminCommand, members: MemberAdmi
       }
     }
   } catch (err) {
-    const kind = (err as { kind?: unknown }).kind;
-    const message = (err as Error).message;
-    const text = kind === "not_found" ? `not found: ${message}` : kind === "unavailable" ? `the gateway's store did not answer at ${options.where}: ${message}` : `failed at ${options.where}: ${message}`;
-    if (options.json) io.out(json({ error: { kind: typeof kind === "string" ? kind : "failed", message: text } }));
+    if (!(err instanceof StoreFailure)) throw err;
+    const text =
+      err.kind === "not_found"
+        ? `not found: ${err.detail}`
+        : err.kind === "unavailable"
+          ? `the gateway's store did not answer at ${options.where}: ${err.detail}`
+          : `failed at ${options.where}: ${err.message}`;
+    if (options.json) io.out(json({ error: { kind: err.kind, message: text } }));
     io.err(`admin: ${text}\n`);
     return 1;
   }
