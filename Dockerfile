@@ -36,6 +36,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 COPY packages packages
 COPY services services
 COPY prompt prompt
+# npm run admin / npm run setup start with the Node version check.
+COPY scripts/require-node.mjs scripts/
 COPY config/gateway.example.json config/
 
 # The edge proxy keeps its team CA under .data/edge-proxy (a volume in compose).

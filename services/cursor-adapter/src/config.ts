@@ -14,7 +14,7 @@ const wholeNumber = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGE
     .pipe(z.number().int().min(min).max(max))
     .default(fallback);
 
-const envSchema = commonEnvSchema.extend({
+export const envSchema = commonEnvSchema.extend({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: wholeNumber(8787, 0, 65_535),
   /** The team's gateway configuration file; the adapter reads its model list only. */

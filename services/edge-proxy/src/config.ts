@@ -22,7 +22,7 @@ const originSchema = z
     message: "must be an http(s) origin without path or query, e.g. https://api2.cursor.sh",
   });
 
-const edgeProxyEnvSchema = commonEnvSchema.extend({
+export const edgeProxyEnvSchema = commonEnvSchema.extend({
   PROXY_HOST: z.string().min(1).default("127.0.0.1"),
   PROXY_PORT: portSchema.default(8080),
   /** Where the cursor adapter listens (whitelisted agent paths go there). */

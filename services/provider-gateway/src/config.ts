@@ -9,7 +9,7 @@ import { buildRoutes, type RouteTable } from "./routes.ts";
 
 const msSchema = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-const providerGatewayEnvSchema = commonEnvSchema.extend({
+export const providerGatewayEnvSchema = commonEnvSchema.extend({
   /** The team's gateway configuration (providers + BYOK models). */
   GATEWAY_CONFIG: z.string().min(1).default("config/gateway.json"),
   /** Interval of keepalive frames while a call waits on its endpoint. */

@@ -4,7 +4,7 @@ import { commonEnvSchema, ConfigError, parseEnv, type Env } from "@byok/platform
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-const schema = commonEnvSchema.extend({
+export const schema = commonEnvSchema.extend({
   /** Name of this worker in logs (default: host + pid + random suffix). */
   WORKER_ID: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional(),
   /** Runs one worker process executes at once. */

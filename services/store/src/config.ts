@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { commonEnvSchema, parseEnv, type Env } from "@byok/platform";
 
-const storeEnvSchema = commonEnvSchema.extend({
+export const storeEnvSchema = commonEnvSchema.extend({
   DATABASE_URL: z.string().min(1, "DATABASE_URL is required (postgres://user@host:port/database)"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
 });

@@ -14,7 +14,7 @@ const REPO_DATA_DIR = resolve(import.meta.dirname, "../../../../.data");
 
 const emptyIsUnset = (schema: z.ZodType) => z.preprocess((v) => (v === "" ? undefined : v), schema);
 
-const adminEnvSchema = z.object({
+export const adminEnvSchema = z.object({
   /** NATS server of the gateway (compose containers have it). Unset: the running `npm start` gateway, from DATA_DIR. */
   NATS_URL: emptyIsUnset(z.string().min(1).optional()),
   /** Bus prefix of the gateway (default byok, or the one `npm start` recorded). */
