@@ -1,3 +1,4 @@
+/* global process, console */
 // Plain JavaScript on purpose: it runs on any Node, before anything that needs
 // Node >= 22.18 (which runs the TypeScript sources directly), and says why.
 const [major, minor] = process.versions.node.split(".").map(Number);
