@@ -341,7 +341,7 @@ export declare type ToolCallEnd = Message<"byok.v1.ToolCallEnd"> & {
   index: number;
 
   /**
-   * Complete valid JSON ("{}" when the model sent nothing).
+   * One complete JSON object ("{}" when the model sent nothing).
    *
    * @generated from field: string arguments_json = 2;
    */
@@ -440,7 +440,9 @@ export declare const ModelKeepaliveSchema: GenMessage<ModelKeepalive>;
  * *_start, deltas, *_end. Text and thinking blocks never overlap another text
  * or thinking block; tool calls may stay open while later blocks run (chat
  * completes all arguments only at finish_reason) and all end before done.
- * Empty text blocks are not sent. The assistant message of a completed call
+ * Empty text blocks are not sent. Replay state and usage come after the
+ * blocks, at most once each. (The rules as one table: packages/model-stream.)
+ * The assistant message of a completed call
  * is one content part per non-empty block in index order plus the replay
  * state: the gateway matches its replay state against that order on the next
  * call, so callers must not merge or reorder parts.
