@@ -408,6 +408,13 @@ export declare type ModelFailure = Message<"byok.v1.ModelFailure"> & {
    * @generated from field: string provider_code = 6;
    */
   providerCode: string;
+
+  /**
+   * OVER_LIMIT: milliseconds until the limit may admit the call; 0 = unknown.
+   *
+   * @generated from field: uint32 retry_after_ms = 7;
+   */
+  retryAfterMs: number;
 };
 
 /**
@@ -678,6 +685,15 @@ export enum ModelFailureKind {
    * @generated from enum value: MODEL_FAILURE_KIND_INVALID_REQUEST = 12;
    */
   INVALID_REQUEST = 12,
+
+  /**
+   * The gateway's own accounting refused the call before any upstream request:
+   * a budget or limit of the member (provider_code names the limit,
+   * retry_after_ms says when it may pass again, 0 = unknown).
+   *
+   * @generated from enum value: MODEL_FAILURE_KIND_OVER_LIMIT = 13;
+   */
+  OVER_LIMIT = 13,
 }
 
 /**
