@@ -6,6 +6,8 @@
  */
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, type Logger, type NatsConnection } from "@byok/platform";
+import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
+import { noCallMetrics, type CallMetrics } from "./accounting/call-metrics.ts";
 import { bindRoutes } from "./adapters/index.ts";
 import type { ProviderGatewayConfig } from "./config.ts";
 import { serveModelCalls } from "./invoke-server.ts";
@@ -16,6 +18,9 @@ export interface ProviderGatewayOverrides {
   /** Use this connection instead of opening one (it is not closed on stop). */
   readonly nc?: NatsConnection;
   readonly backoff?: ModelCallOptions["backoff"];
+  /** Budgets, limits and ledger (default: pass-through, admits everything). */
+  readonly accounting?: CallAccounting;
+  readonly metrics?: CallMetrics;
 }
 
 export interface ProviderGateway {
@@ -35,6 +40,8 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     keepaliveMs: config.keepaliveMs,
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
+    accounting: overrides.accounting ?? passThroughAccounting,
+    metrics: overrides.metrics ?? noCallMetrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });
   // Make sure the subscription is registered with the server before callers are told we are up.
