@@ -16,6 +16,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/cursor-protocol/package.json packages/cursor-protocol/
+COPY packages/model-stream/package.json packages/model-stream/
 COPY packages/platform/package.json packages/platform/
 COPY packages/store-client/package.json packages/store-client/
 COPY services/admin/package.json services/admin/
@@ -28,7 +29,7 @@ COPY tests/package.json tests/
 
 # Runtime dependencies of the packages and services only (not the test workspace).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-      -w packages/contracts -w packages/cursor-protocol -w packages/platform -w packages/store-client \
+      -w packages/contracts -w packages/cursor-protocol -w packages/model-stream -w packages/platform -w packages/store-client \
       -w services/admin -w services/cursor-adapter -w services/edge-proxy -w services/provider-gateway \
       -w services/run-worker -w services/store \
  && npm cache clean --force
