@@ -40,33 +40,66 @@ export class InterpolationError extends Error {
   override readonly name = "InterpolationError";
 }
 
-const VARIABLE = /\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])((?:[^}\\]|\\.)*))?\}|([A-Za-z_][A-Za-z0-9_]*))/g;
+/** The end of a `${...}` that starts at `open` (the index of its `{`), nested `${...}` included. */
+function closingBrace(value: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < value.length; i++) {
+    if (value[i] === "{" && value[i - 1] === "$") depth++;
+    else if (value[i] === "}" && --depth === 0) return i;
+  }
+  throw new InterpolationError(`unclosed \${ in ${value}`);
+}
+
+function substitute(expression: string, variables: Readonly<Record<string, string | undefined>>): string {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([\s\S]*))?$/.exec(expression);
+  if (m === null) throw new InterpolationError(`unsupported interpolation \${${expression}}`);
+  const [, name, operator, argument = ""] = m as unknown as [string, string, string | undefined, string | undefined];
+  const current = variables[name];
+  const unset = current === undefined;
+  const empty = unset || current === "";
+  switch (operator) {
+    case undefined:
+      return current ?? "";
+    case ":-":
+      return empty ? interpolate(argument, variables) : current!;
+    case "-":
+      return unset ? interpolate(argument, variables) : current;
+    case ":?":
+      if (empty) throw new InterpolationError(`${name}: ${argument || "required variable is missing a value"}`);
+      return current!;
+    default: // "?"
+      if (unset) throw new InterpolationError(`${name}: ${argument || "required variable is not set"}`);
+      return current;
+  }
+}
 
 /** One string interpolated as Compose does. */
 export function interpolate(value: string, variables: Readonly<Record<string, string | undefined>>): string {
-  return value.replace(VARIABLE, (match, braced: string | undefined, operator: string | undefined, argument: string | undefined, bare: string | undefined) => {
-    if (match === "$$") return "$";
-    const name = braced ?? bare!;
-    const current = variables[name];
-    const unset = current === undefined;
-    const empty = unset || current === "";
-    switch (operator) {
-      case undefined:
-        return current ?? "";
-      case ":-":
-        return empty ? interpolate(argument ?? "", variables) : current!;
-      case "-":
-        return unset ? interpolate(argument ?? "", variables) : current;
-      case ":?":
-        if (empty) throw new InterpolationError(`${name}: ${argument || "required variable is missing a value"}`);
-        return current!;
-      case "?":
-        if (unset) throw new InterpolationError(`${name}: ${argument || "required variable is not set"}`);
-        return current;
-      default:
-        throw new InterpolationError(`unsupported interpolation ${match}`);
+  let out = "";
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i];
+    if (c !== "$") {
+      out += c;
+      continue;
     }
-  });
+    const next = value[i + 1];
+    if (next === "$") {
+      out += "$";
+      i++;
+    } else if (next === "{") {
+      const close = closingBrace(value, i + 1);
+      out += substitute(value.slice(i + 2, close), variables);
+      i = close;
+    } else {
+      const bare = /^[A-Za-z_][A-Za-z0-9_]*/.exec(value.slice(i + 1))?.[0];
+      if (bare === undefined) out += "$";
+      else {
+        out += variables[bare] ?? "";
+        i += bare.length;
+      }
+    }
+  }
+  return out;
 }
 
 function interpolateTree(node: unknown, variables: Readonly<Record<string, string | undefined>>): unknown {

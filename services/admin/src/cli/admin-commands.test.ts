@@ -60,7 +60,7 @@ describe("admin command", () => {
     expect((await run(client, "list", "--all")).out).toContain("m1\talice");
     const missing = await run(client, "revoke", "m9");
     expect(missing.code).toBe(1);
-    expect(missing.err).toBe("admin: not found: no member m9\n");
+    expect(missing.err).toBe(`admin: not found at ${WHERE}: no member m9\n`);
   });
 
   it("prints JSON with --json, also for a failure", async () => {

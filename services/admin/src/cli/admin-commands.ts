@@ -153,7 +153,7 @@ export async function runAdminCommand(command: AdminCommand, members: MemberAdmi
     if (!(err instanceof StoreFailure)) throw err;
     const text =
       err.kind === "not_found"
-        ? `not found: ${err.detail}`
+        ? `not found at ${options.where}: ${err.detail}`
         : err.kind === "unavailable"
           ? `the gateway's store did not answer at ${options.where}: ${err.detail}`
           : `failed at ${options.where}: ${err.message}`;
