@@ -134,6 +134,8 @@ async function main(): Promise<void> {
 
   const running: SupervisedChild[] = [];
   let infrastructure: SupervisedChild[] = [];
+  /** While the embedded servers start: a stop waits for them, then stops them too. */
+  let infrastructureStarting: Promise<Infrastructure> | undefined;
   let stopping = false;
 
   const shutdown = async (exitCode: number): Promise<never> => {
@@ -143,6 +145,7 @@ async function main(): Promise<void> {
     for (const wave of [...SERVICE_WAVES].reverse()) {
       await Promise.all(running.filter((c) => wave.includes(c.name)).map((c) => c.stop(STOP_GRACE_MS)));
     }
+    if (infrastructureStarting !== undefined) infrastructure = (await infrastructureStarting.catch(() => undefined))?.children ?? infrastructure;
     await Promise.all(infrastructure.map((c) => c.stop(STOP_GRACE_MS)));
     releaseClaim();
     process.exit(exitCode);
@@ -172,7 +175,7 @@ async function main(): Promise<void> {
 
   let infra: Infrastructure;
   try {
-    infra = await startInfrastructure(
+    infrastructureStarting = startInfrastructure(
       {
         databaseUrl: env["DATABASE_URL"] || undefined,
         natsUrl: env["NATS_URL"] || undefined,
@@ -184,10 +187,13 @@ async function main(): Promise<void> {
       print,
       env,
     );
+    infra = await infrastructureStarting;
   } catch (err) {
+    if (stopping) return;
     if (err instanceof InfrastructureError || err instanceof ChildStartError) fail(err.message);
     throw err;
   }
+  infrastructureStarting = undefined;
   infrastructure = infra.children;
   if (stopping) return;
   // Where the adapter really listens (PORT may be 0): the edge proxy, started after it, forwards there.
