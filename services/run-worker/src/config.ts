@@ -1,6 +1,6 @@
 /** run-worker configuration, validated from the environment (only main.ts passes process.env). */
 import { z } from "zod";
-import { commonEnvSchema, ConfigError, parseEnv, type Env } from "@byok/platform";
+import { commonEnvSchema, ConfigError, metricsConfigFrom, metricsEnvSchema, parseEnv, type Env, type MetricsConfig } from "@byok/platform";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -23,7 +23,9 @@ const schema = commonEnvSchema.extend({
   PROBE_INTERVAL_MS: positiveInt(10_000),
   /** How long run.finish is retried while the store is unavailable before the run is left to a later delivery. */
   RUN_FINISH_RETRY_MS: positiveInt(15_000),
-});
+  /** With the ops listener on: how often the run consumer's info is read for the metrics (also read on each scrape). */
+  METRICS_CONSUMER_POLL_MS: positiveInt(15_000),
+}).extend(metricsEnvSchema.shape);
 
 export interface RunWorkerConfig {
   readonly natsUrl: string;
@@ -40,6 +42,9 @@ export interface RunWorkerConfig {
   readonly runMaxDeliver: number;
   readonly probeIntervalMs: number;
   readonly runFinishRetryMs: number;
+  /** Ops listener (/metrics, /healthz); METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
+  readonly consumerPollMs: number;
 }
 
 export function loadConfig(env: Env): RunWorkerConfig {
@@ -62,5 +67,7 @@ export function loadConfig(env: Env): RunWorkerConfig {
     runMaxDeliver: parsed.RUN_MAX_DELIVER,
     probeIntervalMs: parsed.PROBE_INTERVAL_MS,
     runFinishRetryMs: parsed.RUN_FINISH_RETRY_MS,
+    metrics: metricsConfigFrom(parsed),
+    consumerPollMs: parsed.METRICS_CONSUMER_POLL_MS,
   };
 }
