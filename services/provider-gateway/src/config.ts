@@ -4,7 +4,17 @@
  * from the env variables the file names. Only main.ts passes `process.env`.
  */
 import { z } from "zod";
-import { commonEnvSchema, ConfigError, loadGatewayConfigFile, parseEnv, type Env, type GatewayConfig } from "@byok/platform";
+import {
+  commonEnvSchema,
+  ConfigError,
+  loadGatewayConfigFile,
+  metricsConfigFrom,
+  metricsEnvSchema,
+  parseEnv,
+  type Env,
+  type GatewayConfig,
+  type MetricsConfig,
+} from "@byok/platform";
 import { buildRoutes, type RouteTable } from "./routes.ts";
 
 const msSchema = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -18,7 +28,7 @@ const providerGatewayEnvSchema = commonEnvSchema.extend({
   PROVIDER_CALLER_PROBE_MS: msSchema(5_000),
   /** A Retry-After longer than this is not waited for (the call fails instead). */
   PROVIDER_MAX_RETRY_AFTER_MS: msSchema(60_000),
-});
+}).extend(metricsEnvSchema.shape);
 
 export interface ProviderGatewayConfig {
   natsUrl: string;
@@ -29,6 +39,8 @@ export interface ProviderGatewayConfig {
   callerProbeMs: number;
   maxRetryAfterMs: number;
   routes: RouteTable;
+  /** Ops listener (/metrics, /healthz); METRICS_PORT unset = none. */
+  metrics: MetricsConfig;
 }
 
 /**
@@ -47,6 +59,7 @@ export function loadConfig(env: Env, gatewayConfig?: GatewayConfig): ProviderGat
     callerProbeMs: e.PROVIDER_CALLER_PROBE_MS,
     maxRetryAfterMs: e.PROVIDER_MAX_RETRY_AFTER_MS,
     routes: buildRoutes(file, env),
+    metrics: metricsConfigFrom(e),
   };
 }
 

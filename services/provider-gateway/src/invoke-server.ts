@@ -19,6 +19,7 @@ import type { Msg, Subscription } from "@nats-io/transport-node";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { probeCaller } from "./caller-probe.ts";
 import type { ModelEventBody } from "./events.ts";
+import type { ModelCallObserver, ProviderGatewayMetrics } from "./metrics.ts";
 import { GATEWAY_SHUTDOWN, runModelCall, type ModelCallOptions } from "./model-call.ts";
 
 export interface InvokeServerOptions {
@@ -32,6 +33,7 @@ export interface InvokeServerOptions {
   readonly callerProbeMs: number;
   readonly maxRetryAfterMs: number;
   readonly backoff?: ModelCallOptions["backoff"];
+  readonly metrics: ProviderGatewayMetrics;
 }
 
 export interface InvokeServer {
@@ -68,7 +70,11 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
   };
 }
 
+/** Model label of calls that name no configured route. */
+const UNKNOWN_MODEL = "unknown";
+
 async function handleCall(options: InvokeServerOptions, msg: Msg, controller: AbortController): Promise<void> {
+  const receivedAt = performance.now();
   const { nc, names } = options;
   const reply = msg.reply;
   if (reply === undefined || reply === "") {
@@ -79,6 +85,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   let seq = 0n;
   let terminal: ModelEventBody | undefined;
   let usageSeen: ModelEventBody | undefined;
+  let observer: ModelCallObserver | undefined;
   const keepalive = setTimeout(function beat() {
     send({ case: "keepalive", value: {} });
   }, options.keepaliveMs);
@@ -94,6 +101,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
     if (event.case === "usage") usageSeen = event;
     try {
       nc.publish(reply, toBinary(ModelEventSchema, create(ModelEventSchema, { seq, event })));
+      observer?.published(event);
     } catch (error) {
       options.log.warn({ err: error }, "cannot publish a model event; abandoning the call");
       controller.abort();
@@ -104,6 +112,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   try {
     request = fromBinary(ModelRequestSchema, msg.data);
   } catch (error) {
+    observer = options.metrics.modelCall(UNKNOWN_MODEL, receivedAt);
     send({ case: "failure", value: { kind: ModelFailureKind.INVALID_REQUEST, message: `undecodable ModelRequest: ${(error as Error).message}` } });
     return;
   }
@@ -113,10 +122,12 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   const adapter = options.adapters.get(modelId);
   if (adapter === undefined) {
     log.warn("model call for an unknown model id");
+    observer = options.metrics.modelCall(UNKNOWN_MODEL, receivedAt);
     send({ case: "failure", value: { kind: ModelFailureKind.CONFIG, message: `unknown model id ${JSON.stringify(modelId)}: not a BYOK model of this gateway` } });
     return;
   }
 
+  observer = options.metrics.modelCall(adapter.route.id, receivedAt);
   const cancel = request.callId === "" ? undefined : nc.subscribe(names.providerCancel(request.callId), { max: 1, callback: () => controller.abort("cancelled by the caller") });
   const callerProbe = probeCaller(nc, reply, options.callerProbeMs, () => controller.abort("the caller is gone"), log);
   const started = Date.now();
@@ -126,6 +137,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
       signal: controller.signal,
       log,
       maxRetryAfterMs: options.maxRetryAfterMs,
+      observer,
       ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
     });
   } finally {
