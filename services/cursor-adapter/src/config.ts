@@ -1,7 +1,7 @@
 /** Configuration of the cursor adapter, from the environment (validated once). */
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { commonEnvSchema, parseEnv, type Env } from "@byok/platform";
+import { commonEnvSchema, metricsConfigFrom, metricsEnvSchema, parseEnv, type Env, type MetricsConfig } from "@byok/platform";
 
 /** The repository's prompt assets (the run session reads prompt/cursor/...). */
 const REPO_PROMPT_DIR = fileURLToPath(new URL("../../../prompt", import.meta.url));
@@ -32,7 +32,7 @@ const envSchema = commonEnvSchema.extend({
   RUN_STATUS_CHECK_MS: wholeNumber(30_000, 1),
   /** Root of the prompt assets (default: the repository's prompt/). */
   PROMPT_DIR: z.string().min(1).default(REPO_PROMPT_DIR),
-});
+}).extend(metricsEnvSchema.shape);
 
 export interface CursorAdapterConfig {
   host: string;
@@ -47,6 +47,8 @@ export interface CursorAdapterConfig {
   endGraceMs: number;
   promptDir: string;
   timeouts: { storeMs: number; blobAckMs: number; kvGetMs: number; runStatusCheckMs: number };
+  /** Ops listener (/metrics, /healthz), separate from HOST/PORT; METRICS_PORT unset = none. */
+  metrics: MetricsConfig;
 }
 
 export function loadConfig(env: Env): CursorAdapterConfig {
@@ -64,5 +66,6 @@ export function loadConfig(env: Env): CursorAdapterConfig {
     endGraceMs: e.END_GRACE_MS,
     promptDir: e.PROMPT_DIR,
     timeouts: { storeMs: e.STORE_TIMEOUT_MS, blobAckMs: e.BLOB_ACK_TIMEOUT_MS, kvGetMs: e.KV_GET_TIMEOUT_MS, runStatusCheckMs: e.RUN_STATUS_CHECK_MS },
+    metrics: metricsConfigFrom(e),
   };
 }
