@@ -3,7 +3,7 @@
  * main.ts passes `process.env` in; everything else receives an EdgeProxyConfig.
  */
 import { z } from "zod";
-import { commonEnvSchema, parseEnv, type Env } from "@byok/platform";
+import { commonEnvSchema, metricsConfigFrom, metricsEnvSchema, parseEnv, type Env, type MetricsConfig } from "@byok/platform";
 
 const portSchema = z.coerce.number().int().min(0).max(65_535);
 const msSchema = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -55,7 +55,7 @@ const edgeProxyEnvSchema = commonEnvSchema.extend({
   /** How long a verified member key is trusted before asking the store again (revocation delay). */
   MEMBER_CACHE_MS: msSchema(30_000),
   STORE_TIMEOUT_MS: msSchema(5_000),
-});
+}).extend(metricsEnvSchema.shape);
 
 export interface EdgeProxyConfig {
   natsUrl: string;
@@ -77,6 +77,8 @@ export interface EdgeProxyConfig {
   connectTimeoutMs: number;
   memberCacheMs: number;
   storeTimeoutMs: number;
+  /** Ops listener (/metrics, /healthz), never on the proxy port; METRICS_PORT unset = none. */
+  metrics: MetricsConfig;
 }
 
 export function loadConfig(env: Env): EdgeProxyConfig {
@@ -100,5 +102,6 @@ export function loadConfig(env: Env): EdgeProxyConfig {
     connectTimeoutMs: e.CONNECT_TIMEOUT_MS,
     memberCacheMs: e.MEMBER_CACHE_MS,
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
+    metrics: metricsConfigFrom(e),
   };
 }

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type { Duplex } from "node:stream";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, loadGatewayConfigFile, type Logger, type NatsConnection } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, loadGatewayConfigFile, startOpsServer, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
 import { loadOrCreateCa } from "./ca.ts";
 import type { EdgeProxyConfig } from "./config.ts";
 import { createConnectHandler } from "./connect-handler.ts";
@@ -17,6 +17,7 @@ import { Interceptor } from "./intercept.ts";
 import { LeafCertificates } from "./leaf-certs.ts";
 import { MemberAuthenticator } from "./member-auth.ts";
 import { memberStoreClient, type MemberDirectory } from "./member-store.ts";
+import { createEdgeProxyMetrics } from "./metrics.ts";
 import type { TunnelInfo } from "./proxy-context.ts";
 import { RouteTable } from "./route-table.ts";
 import type { Origin } from "./upstream.ts";
@@ -36,6 +37,8 @@ export interface EdgeProxy {
   readonly url: string;
   /** The team CA certificate members install. */
   readonly caCertPem: string;
+  /** http://host:port of the ops listener (/metrics, /healthz), never the proxy port; undefined without METRICS_PORT. */
+  readonly opsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -74,6 +77,8 @@ export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDep
   };
   const adapter: Origin = { url: config.adapterOrigin, agent: originAgent(config.adapterOrigin, undefined) };
 
+  const registry = createMetricsRegistry("edge-proxy", config.metrics);
+  const metrics = createEdgeProxyMetrics(registry);
   const routes = new RouteTable({ ttlMs: config.routeTtlMs });
   const interceptor = new Interceptor(
     {
@@ -84,6 +89,7 @@ export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDep
       routeWaitMs: config.routeWaitMs,
       upstreamUnaryTimeoutMs: config.upstreamUnaryTimeoutMs,
       connectTimeoutMs: config.connectTimeoutMs,
+      metrics,
       log,
     },
     new LeafCertificates(ca, config.interceptDomains),
@@ -106,6 +112,7 @@ export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDep
       interceptor,
       interceptDomains: config.interceptDomains,
       connectTimeoutMs: config.connectTimeoutMs,
+      metrics,
       log,
       sockets,
     }),
@@ -117,6 +124,15 @@ export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDep
       resolve();
     });
   });
+  let ops: OpsServer;
+  try {
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => nc === undefined || !nc.isClosed() });
+  } catch (err) {
+    server.close();
+    interceptor.close();
+    if (nc) await nc.close();
+    throw err;
+  }
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
@@ -126,6 +142,7 @@ export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDep
     port,
     url: `http://${hostForUrl}:${port}`,
     caCertPem: ca.certPem,
+    opsUrl: ops.url,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -136,6 +153,7 @@ export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDep
       fixedUpstream?.agent.destroy();
       await closed;
       if (nc) await nc.close();
+      await ops.stop();
     },
   };
 }
