@@ -5,6 +5,7 @@
  * must be valid Prometheus text and show the named series with the samples
  * that traffic produced; /healthz answers on every ops listener.
  */
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseMetricsText, type MetricsText } from "@byok/platform/testing/prometheus-text";
@@ -18,6 +19,7 @@ import { enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const textUsage = readChatFixture(TEXT_FIXTURE).usage!;
 const FILE = "/home/dev/project/README.md";
+const DASHBOARD = new URL("../infra/grafana/dashboards/byok-gateway.json", import.meta.url);
 
 async function scrape(url: string | undefined, service: string): Promise<MetricsText> {
   if (url === undefined) throw new Error(`${service} has no ops listener`);
@@ -138,5 +140,19 @@ describe("metrics of every service after a text turn and a tool round", () => {
     // Each run: one RunSSE and its BidiAppends, all to the adapter; nothing went to Cursor.
     expect(proxy.value("byok_edge_requests_total", { route_class: "byok" })).toBeGreaterThanOrEqual(4);
     expect(proxy.value("byok_edge_requests_total", { route_class: "passthrough" })).toBe(0);
+
+    // ---- the Grafana dashboard plots only series the services serve, and every byok_ series ----
+    const served = new Set<string>();
+    for (const scraped of [worker, gateway, store, adapter, proxy]) {
+      for (const family of scraped.families) {
+        served.add(family.name);
+        for (const sample of family.samples) served.add(sample.name);
+      }
+    }
+    const dashboard = readFileSync(DASHBOARD, "utf8");
+    const plotted = new Set(dashboard.match(/\b(byok|process|nodejs)_[a-z0-9_]+/g));
+    for (const name of plotted) expect(served.has(name), `dashboard series ${name}`).toBe(true);
+    const families = [...served].filter((n) => n.startsWith("byok_") && [worker, gateway, store, adapter, proxy].some((t) => t.family(n)));
+    for (const name of families) expect([...plotted].some((p) => p.startsWith(name)), `${name} on the dashboard`).toBe(true);
   });
 });
