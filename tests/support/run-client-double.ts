@@ -19,6 +19,7 @@ import {
   PreparedRunSchema,
   StateAckSchema,
   StateEventSchema,
+  parseRunId,
   runCommandIds,
   type BusNames,
   type ClientEvent,
@@ -83,7 +84,8 @@ export async function startRunClientDouble(natsUrl: string, names: BusNames): Pr
   };
 }
 
-function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, runId: string, hooks: RunHooks, subscriptions: Subscription[]): ObservedRun {
+function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, runIdText: string, hooks: RunHooks, subscriptions: Subscription[]): ObservedRun {
+  const runId = parseRunId(runIdText);
   const events: ClientEvent[] = [];
   const states: StateEvent[] = [];
   let probes = 0;

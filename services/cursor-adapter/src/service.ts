@@ -19,7 +19,7 @@ import {
 import type { CursorAdapterConfig } from "./config.ts";
 import { startAdapterServer, type AdapterServer } from "./connect/http-server.ts";
 import { createCursorAdapterMetrics } from "./metrics.ts";
-import { createRunSessionFactory } from "./session/index.ts";
+import { createRunSessionFactory } from "./session/factory.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
 
 export interface CursorAdapterOverrides {

@@ -10,13 +10,14 @@ import { rootCertificates } from "node:tls";
 import type { Duplex } from "node:stream";
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, createMetricsRegistry, loadGatewayConfigFile, startOpsServer, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
+import { StoreClient } from "@byok/store-client";
 import { loadOrCreateCa } from "./ca.ts";
 import type { EdgeProxyConfig } from "./config.ts";
 import { createConnectHandler } from "./connect-handler.ts";
 import { Interceptor } from "./intercept.ts";
 import { LeafCertificates } from "./leaf-certs.ts";
 import { MemberAuthenticator } from "./member-auth.ts";
-import { memberStoreClient, type MemberDirectory } from "./member-store.ts";
+import { memberDirectory, type MemberDirectory } from "./member-store.ts";
 import { createEdgeProxyMetrics } from "./metrics.ts";
 import type { TunnelInfo } from "./proxy-context.ts";
 import { RouteTable } from "./route-table.ts";
@@ -56,7 +57,7 @@ export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDep
   let members = deps.members;
   if (!members) {
     nc = await connectNats(config.natsUrl, "edge-proxy", log);
-    members = memberStoreClient(nc, busNames(config.busPrefix), config.storeTimeoutMs);
+    members = memberDirectory(new StoreClient(nc, busNames(config.busPrefix), { timeoutMs: config.storeTimeoutMs }));
   }
 
   const trusted = config.upstreamCaFile ? [...rootCertificates, readFileSync(config.upstreamCaFile, "utf8")] : undefined;

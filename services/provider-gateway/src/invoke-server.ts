@@ -13,7 +13,7 @@
  * failure CONFIG.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
+import { isProviderCallId, ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import type { Logger, NatsConnection } from "@byok/platform";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import type { BoundAdapter } from "./adapters/adapter.ts";
@@ -128,7 +128,10 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   }
 
   observer = options.metrics.modelCall(adapter.route.id, receivedAt);
-  const cancel = request.callId === "" ? undefined : nc.subscribe(names.providerCancel(request.callId), { max: 1, callback: () => controller.abort("cancelled by the caller") });
+  // A call id that is not `<run_id>:<n>` (ids.ts) gets no cancel subject: such a caller cannot cancel.
+  const callId = isProviderCallId(request.callId) ? request.callId : undefined;
+  if (callId === undefined && request.callId !== "") log.warn("model call id is not <run_id>:<n>; the call cannot be cancelled");
+  const cancel = callId === undefined ? undefined : nc.subscribe(names.providerCancel(callId), { max: 1, callback: () => controller.abort("cancelled by the caller") });
   const callerProbe = probeCaller(nc, reply, options.callerProbeMs, () => controller.abort("the caller is gone"), log);
   const started = Date.now();
   log.info({ route: adapter.route.id, provider: adapter.route.providerId, kind: adapter.route.kind, messages: request.messages.length }, "model call started");

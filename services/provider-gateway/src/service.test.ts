@@ -7,7 +7,7 @@
  */
 import { Writable } from "node:stream";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, type ModelEvent } from "@byok/contracts";
+import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, type ModelEvent } from "@byok/contracts";
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -152,7 +152,7 @@ describe("provider gateway on the bus", () => {
     const call = invoke(chatRequest("run-nats:3"));
     await handle.held;
     await waitFor(() => call.frames.some((f) => f.event.case === "textDelta"), "the first text delta on the bus");
-    nc.publish(busNames(bus.prefix).providerCancel("run-nats:3"));
+    nc.publish(busNames(bus.prefix).providerCancel(parseProviderCallId("run-nats:3")));
     const frames = await call.ended;
     expectContiguous(frames);
     expect(frames.at(-1)?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.CANCELLED } });

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { connect, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
-import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
+import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
 import { createTestBus, NATS_URL } from "../../../tests/support/infra.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
@@ -149,7 +149,7 @@ describe("model invocation over the bus", () => {
 
   it("cancels: publishes to the call's cancel subject and resolves cancelled", async () => {
     const cancelSeen = new Promise<string>((resolve) => {
-      peer.subscribe(names.providerCancel("run-a:1"), { callback: (_err, msg) => resolve(msg.subject) });
+      peer.subscribe(names.providerCancel(parseProviderCallId("run-a:1")), { callback: (_err, msg) => resolve(msg.subject) });
     });
     let started: () => void = () => undefined;
     const streaming = new Promise<void>((resolve) => (started = resolve));
@@ -162,6 +162,6 @@ describe("model invocation over the bus", () => {
     await streaming;
     abort.abort();
     expect((await outcome).kind).toBe("cancelled");
-    expect(await cancelSeen).toBe(names.providerCancel("run-a:1"));
+    expect(await cancelSeen).toBe(names.providerCancel(parseProviderCallId("run-a:1")));
   });
 });

@@ -13,7 +13,16 @@
  */
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
-import { CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, type BusNames, type ModelEvent, type ModelRequest } from "@byok/contracts";
+import {
+  CALLER_PROBE_HEADER,
+  ModelEventSchema,
+  ModelFailureKind,
+  ModelRequestSchema,
+  parseProviderCallId,
+  type BusNames,
+  type ModelEvent,
+  type ModelRequest,
+} from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { ModelCycle, type CycleOutcome, type ForwardedEvent } from "./model-cycle.ts";
 
@@ -70,7 +79,7 @@ function invokeOverBus(
     const onAbort = (): void => {
       if (settled) return;
       try {
-        nc.publish(names.providerCancel(request.callId));
+        nc.publish(names.providerCancel(parseProviderCallId(request.callId)));
       } catch (err) {
         log.warn({ err }, "could not publish model call cancel");
       }

@@ -14,7 +14,7 @@ import { createRunWorkerMetrics } from "./metrics.ts";
 import { busModelInvoker } from "./model-invocation.ts";
 import { RunActor } from "./run-actor.ts";
 import { startRunQueue } from "./run-queue.ts";
-import { StoreClient } from "./store-client.ts";
+import { StoreClient } from "@byok/store-client";
 
 export interface RunWorker {
   readonly workerId: string;
@@ -66,7 +66,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     nc,
     js,
     names,
-    store: new StoreClient(nc, names, config.storeTimeoutMs),
+    store: new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs }),
     invoker: busModelInvoker({ nc, names, idleTimeoutMs: config.modelIdleTimeoutMs, log }),
     stateAckTimeoutMs: config.stateAckTimeoutMs,
     workingIntervalMs: config.runWorkingIntervalMs,

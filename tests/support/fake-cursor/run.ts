@@ -25,7 +25,8 @@ import { readServerStream } from "./server-stream.ts";
 import { checkpointKind, describeTimeline, endLabel, frameLabel, type TimelineEntry } from "./timeline.ts";
 import type { StreamResponse } from "./transport.ts";
 
-export * from "./run-types.ts";
+export { BIDI_APPEND_PATH, RUN_SSE_PATH } from "./run-types.ts";
+export type { CheckpointRecord, KvBehaviour, KvSet, RunEnd, RunHost, RunOptions, RunResult } from "./run-types.ts";
 
 export class CursorRun {
   readonly requestId: string;

@@ -15,9 +15,11 @@ import {
   StateEventSchema,
   runCommandIds,
   type BusNames,
-  type FailureKind,
   type ClientEvent,
+  type CommandId,
+  type FailureKind,
   type PreparedRun,
+  type RunId,
   type StateEvent,
 } from "@byok/contracts";
 import type { Logger, NatsConnection } from "@byok/platform";
@@ -39,7 +41,7 @@ export class BusPublishError extends Error {
 }
 
 /** Subscribes to the run's events and serves its state subject; resolves once the server has both. */
-export async function openRunBus(nc: NatsConnection, names: BusNames, runId: string, handlers: RunBusHandlers, log: Logger): Promise<RunBus> {
+export async function openRunBus(nc: NatsConnection, names: BusNames, runId: RunId, handlers: RunBusHandlers, log: Logger): Promise<RunBus> {
   const events = nc.subscribe(names.runEvents(runId), {
     callback: (err, msg) => {
       if (err) return log.warn({ err }, "run event subscription error");
@@ -134,7 +136,7 @@ export async function publishPreparedRun(nc: NatsConnection, names: BusNames, ru
   }
 }
 
-export async function publishCancel(nc: NatsConnection, names: BusNames, runId: string, reason: string, timeoutMs: number): Promise<void> {
+export async function publishCancel(nc: NatsConnection, names: BusNames, runId: RunId, reason: string, timeoutMs: number): Promise<void> {
   const commandId = runCommandIds.cancel(runId);
   await publishCommand(nc, names, runId, { commandId, command: { case: "cancel", value: { reason } } }, timeoutMs, "cancel");
 }
@@ -143,7 +145,7 @@ export async function publishCancel(nc: NatsConnection, names: BusNames, runId: 
 export async function publishClientClosed(
   nc: NatsConnection,
   names: BusNames,
-  runId: string,
+  runId: RunId,
   closed: { error: string; failureKind: FailureKind },
   timeoutMs: number,
 ): Promise<void> {
@@ -159,7 +161,7 @@ export interface ToolResultInit {
 }
 
 /** One tool result for the run owner; the command id makes a repeat a no-op on the stream. */
-export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: string, result: ToolResultInit, timeoutMs: number): Promise<void> {
+export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: RunId, result: ToolResultInit, timeoutMs: number): Promise<void> {
   const commandId = runCommandIds.toolResult(runId, result.callId);
   await publishCommand(nc, names, runId, { commandId, command: { case: "toolResult", value: result } }, timeoutMs, "tool result");
 }
@@ -167,8 +169,8 @@ export async function publishToolResult(nc: NatsConnection, names: BusNames, run
 async function publishCommand(
   nc: NatsConnection,
   names: BusNames,
-  runId: string,
-  init: MessageInitShape<typeof ClientCommandSchema> & { commandId: string },
+  runId: RunId,
+  init: MessageInitShape<typeof ClientCommandSchema> & { commandId: CommandId },
   timeoutMs: number,
   what: string,
 ): Promise<void> {

@@ -5,7 +5,7 @@ import { CommitCause, FailureKind, MessageSchema, UserOrigin, type Message } fro
 import { agent, aiserver } from "@byok/cursor-protocol";
 import { waitFor } from "../../../../tests/support/infra.ts";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
-import { rootBytesOf } from "../projection/root-json.ts";
+import { rootBytesOf } from "../root-codec/root-json.ts";
 import { FakeCursorClient, startSessionWorld, type SessionWorld } from "./test-harness.ts";
 
 let world: SessionWorld;
@@ -218,7 +218,7 @@ describe("run session", () => {
     // The owner is told to stop: the client side closed with an error (not a user cancel).
     expect(await waitFor(() => world.lastCommand(r), "client closed command")).toMatchObject({
       commandId: `${r}:closed`,
-      command: { case: "clientClosed", value: { error: expect.stringContaining("no space left") } },
+      command: { case: "clientClosed", value: { error: expect.stringContaining("no space left"), failureKind: FailureKind.CLIENT } },
     });
   });
 

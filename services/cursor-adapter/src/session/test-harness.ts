@@ -13,6 +13,7 @@ import {
   busNames,
   ClientCommandSchema,
   ClientEventSchema,
+  parseRunId,
   StateAckSchema,
   StateEventSchema,
   STORE_OPERATIONS,
@@ -217,14 +218,14 @@ export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {})
       );
     },
     event(runId, seq, event, modelCallIndex = 0) {
-      conn.publish(names.runEvents(runId), toBinary(ClientEventSchema, create(ClientEventSchema, { seq: BigInt(seq), modelCallIndex, event })));
+      conn.publish(names.runEvents(parseRunId(runId)), toBinary(ClientEventSchema, create(ClientEventSchema, { seq: BigInt(seq), modelCallIndex, event })));
     },
     state(runId, event) {
-      return busRequest(conn, names.runState(runId), StateEventSchema, { event }, StateAckSchema, { timeoutMs: 10_000 });
+      return busRequest(conn, names.runState(parseRunId(runId)), StateEventSchema, { event }, StateAckSchema, { timeoutMs: 10_000 });
     },
     async lastCommand(runId) {
       try {
-        const stored = await jsm.streams.getMessage(names.commandsStream, { last_by_subj: names.runCommands(runId) });
+        const stored = await jsm.streams.getMessage(names.commandsStream, { last_by_subj: names.runCommands(parseRunId(runId)) });
         if (!stored) return undefined;
         return fromBinary(ClientCommandSchema, stored.data);
       } catch {

@@ -20,6 +20,7 @@ import { adapterFor } from "../adapters/index.ts";
 import { summarizeEvents, type CallSummary } from "../collect.ts";
 import type { ModelEventBody } from "../events.ts";
 import { runModelCall } from "../model-call.ts";
+// eslint-disable-next-line no-restricted-imports -- issue 8 item 6: the shared stream-rules table replaces this import of run-worker source
 import { ModelCycle } from "../../../run-worker/src/model-cycle.ts";
 import type { Route } from "../routes.ts";
 import { Secret } from "../secret.ts";
