@@ -102,7 +102,7 @@ describe("metrics of every service after a text turn and a tool round", () => {
     // ---- provider gateway ----
     const gateway = await scrape(gw.ops.providerGateway, "provider-gateway");
     const model = { model: gw.modelId };
-    expect(gateway.value("byok_model_calls_total", { ...model, outcome: "completed" })).toBe(modelCalls);
+    expect(gateway.value("byok_model_calls_total", { ...model, client_kind: "cursor", outcome: "ok" })).toBe(modelCalls);
     expect(gateway.histogramCount("byok_model_call_time_to_first_token_seconds", model)).toBe(modelCalls);
     expect(gateway.histogramCount("byok_model_call_gateway_added_seconds", model)).toBe(modelCalls);
     const ttft = gateway.value("byok_model_call_time_to_first_token_seconds_sum", model)!;

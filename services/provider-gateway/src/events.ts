@@ -1,19 +1,19 @@
 /**
  * ModelEventWriter: the one way adapters produce ModelEvents. It assigns block
- * indexes, enforces the stream grammar of model.proto (ModelEvent) and turns
- * any misuse into a ProtocolViolation instead of a bad stream:
- * - text/thinking blocks never overlap each other (starting a block closes an
- *   open text/thinking block); tool calls may overlap;
- * - tool call ids are unique and non-empty; ToolCallEnd carries complete,
- *   valid JSON ("{}" for empty arguments);
- * - exactly one terminal: complete() (replay, usage?, done) or fail()
- *   (usage?, failure); nothing after it;
- * - Done(Stop) only without tool calls, Done(ToolUse) only with at least one,
- *   and only once every tool call has ended.
- * Text deltas are kept for the failure's partial_text (diagnostics only).
+ * indexes (0, 1, 2, ... in the order blocks start), closes an open text or
+ * thinking block when the next block starts, sends `replay`, `usage`?, `done`
+ * together on success and `usage`?, `failure` on failure, and keeps the text
+ * deltas for the failure's partial_text (diagnostics only).
+ *
+ * Every event it would emit first passes its ModelEventGate: the stream rules
+ * of @byok/model-stream (the table the run worker's ModelCycle reads streams
+ * with). An event the rules refuse is never emitted: the writer throws a
+ * ProtocolViolation instead, so a decoder fed a broken endpoint stream ends
+ * the call with a PROTOCOL failure rather than a bad stream.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { StopReason, type ModelEventSchema, type ModelFailureKind, type UsageSchema } from "@byok/contracts";
+import { ModelStreamChecker, type BlockKind } from "@byok/model-stream";
 
 export type ModelEventBody = NonNullable<MessageInitShape<typeof ModelEventSchema>["event"]>;
 export type EmitModelEvent = (event: ModelEventBody) => void;
@@ -37,41 +37,82 @@ export interface FailureDetails {
   readonly providerCode?: string;
 }
 
-type OpenBlock = { kind: "text" | "thinking" } | { kind: "tool"; callId: string; args: string };
-
-export class ModelEventWriter {
+/**
+ * The writer's emission path: every event is checked against the stream
+ * rules and emitted only when they accept it (else ProtocolViolation).
+ */
+export class ModelEventGate {
   readonly #emit: EmitModelEvent;
-  #started = false;
-  #finished = false;
-  #nextIndex = 0;
-  readonly #open = new Map<number, OpenBlock>();
-  readonly #callIds = new Set<string>();
-  #toolCalls = 0;
-  #usage: UsageInit | undefined;
-  #partialText = "";
+  readonly #rules = new ModelStreamChecker();
 
   constructor(emit: EmitModelEvent) {
     this.#emit = emit;
   }
 
   get started(): boolean {
-    return this.#started;
+    return this.#rules.started;
+  }
+
+  get ended(): boolean {
+    return this.#rules.ended;
+  }
+
+  get blocksStarted(): number {
+    return this.#rules.blocksStarted;
+  }
+
+  openBlock(index: number): BlockKind | undefined {
+    return this.#rules.openBlock(index);
+  }
+
+  openBlocks(): ReadonlyArray<{ readonly index: number; readonly kind: BlockKind }> {
+    return this.#rules.openBlocks();
+  }
+
+  /** Whether the rules would accept `event` now (nothing is emitted). */
+  allows(event: ModelEventBody): boolean {
+    return this.#rules.verdict(event).kind === "accepted";
+  }
+
+  /** Throw the ProtocolViolation the rules give for `event`, if any (nothing is emitted). */
+  check(event: ModelEventBody): void {
+    const verdict = this.#rules.verdict(event);
+    if (verdict.kind === "violation") throw new ProtocolViolation(verdict.message);
+  }
+
+  send(event: ModelEventBody): void {
+    const verdict = this.#rules.accept(event);
+    if (verdict.kind === "violation") throw new ProtocolViolation(verdict.message);
+    this.#emit(event);
+  }
+}
+
+export class ModelEventWriter {
+  readonly #gate: ModelEventGate;
+  /** Argument deltas of the open tool calls. */
+  readonly #toolArgs = new Map<number, string>();
+  #usage: UsageInit | undefined;
+  #partialText = "";
+
+  constructor(emit: EmitModelEvent) {
+    this.#gate = new ModelEventGate(emit);
+  }
+
+  get started(): boolean {
+    return this.#gate.started;
   }
 
   get finished(): boolean {
-    return this.#finished;
+    return this.#gate.ended;
   }
 
   /** Whether any content event (block or tool call) has been emitted. */
   get producedContent(): boolean {
-    return this.#nextIndex > 0;
+    return this.#gate.blocksStarted > 0;
   }
 
   start(providerKind: string, routeId: string, upstreamModel: string): void {
-    this.#live();
-    if (this.#started) throw new ProtocolViolation("duplicate start");
-    this.#started = true;
-    this.#emit({ case: "start", value: { providerKind, routeId, upstreamModel } });
+    this.#gate.send({ case: "start", value: { providerKind, routeId, upstreamModel } });
   }
 
   beginText(): number {
@@ -83,61 +124,58 @@ export class ModelEventWriter {
   }
 
   textDelta(index: number, text: string): void {
-    this.#flowBlock(index, "text");
-    if (text === "") return;
+    const event: ModelEventBody = { case: "textDelta", value: { index, text } };
+    if (text === "") {
+      this.#gate.check(event);
+      return;
+    }
+    this.#gate.send(event);
     this.#partialText += text;
-    this.#emit({ case: "textDelta", value: { index, text } });
   }
 
   thinkingDelta(index: number, text: string): void {
-    this.#flowBlock(index, "thinking");
-    if (text === "") return;
-    this.#emit({ case: "thinkingDelta", value: { index, text } });
+    const event: ModelEventBody = { case: "thinkingDelta", value: { index, text } };
+    if (text === "") this.#gate.check(event);
+    else this.#gate.send(event);
   }
 
   /** End a text or thinking block. */
   endBlock(index: number): void {
-    const block = this.#open.get(index);
-    if (block === undefined || block.kind === "tool") throw new ProtocolViolation(`end of unknown text/thinking block ${index}`);
-    this.#open.delete(index);
-    this.#emit(block.kind === "text" ? { case: "textEnd", value: { index } } : { case: "thinkingEnd", value: { index } });
+    const kind = this.#gate.openBlock(index);
+    if (kind !== "text" && kind !== "thinking") throw new ProtocolViolation(`end of unknown text/thinking block ${index}`);
+    this.#gate.send(kind === "text" ? { case: "textEnd", value: { index } } : { case: "thinkingEnd", value: { index } });
   }
 
   beginToolCall(callId: string, name: string): number {
-    this.#live();
-    this.#requireStarted();
-    if (callId === "") throw new ProtocolViolation("tool call without an id");
-    if (name === "") throw new ProtocolViolation(`tool call ${callId} without a name`);
-    if (this.#callIds.has(callId)) throw new ProtocolViolation(`duplicate tool call id ${callId}`);
+    const index = this.#gate.blocksStarted;
+    const event: ModelEventBody = { case: "toolCallStart", value: { index, callId, name } };
+    this.#gate.check(event);
     this.#closeFlowBlocks();
-    this.#callIds.add(callId);
-    this.#toolCalls++;
-    const index = this.#nextIndex++;
-    this.#open.set(index, { kind: "tool", callId, args: "" });
-    this.#emit({ case: "toolCallStart", value: { index, callId, name } });
+    this.#gate.send(event);
+    this.#toolArgs.set(index, "");
     return index;
   }
 
   toolArgsDelta(index: number, delta: string): void {
-    const block = this.#toolBlock(index);
-    if (delta === "") return;
-    block.args += delta;
-    this.#emit({ case: "toolCallArgsDelta", value: { index, delta } });
+    const event: ModelEventBody = { case: "toolCallArgsDelta", value: { index, delta } };
+    if (delta === "") {
+      this.#gate.check(event);
+      return;
+    }
+    this.#gate.send(event);
+    this.#toolArgs.set(index, (this.#toolArgs.get(index) ?? "") + delta);
   }
 
   /**
    * End a tool call. `finalArguments` is the endpoint's own complete argument
    * string when it sends one (Responses `.done`); otherwise the streamed
-   * deltas are used. Either must be complete JSON.
+   * deltas are used. Either must be one complete JSON object ("" means "{}").
    */
   endToolCall(index: number, finalArguments?: string): void {
-    const block = this.#toolBlock(index);
-    const raw = finalArguments ?? block.args;
+    const raw = finalArguments ?? this.#toolArgs.get(index) ?? "";
     const argumentsJson = raw.trim() === "" ? "{}" : raw;
-    if (!isJsonObjectText(argumentsJson))
-      throw new ProtocolViolation(`tool call ${block.callId}: arguments are not a complete JSON object`);
-    this.#open.delete(index);
-    this.#emit({ case: "toolCallEnd", value: { index, argumentsJson } });
+    this.#gate.send({ case: "toolCallEnd", value: { index, argumentsJson } });
+    this.#toolArgs.delete(index);
   }
 
   /** Close every open text/thinking block (the endpoint's terminal signal implies it). */
@@ -147,18 +185,13 @@ export class ModelEventWriter {
 
   /** Successful end: replay state, usage (if reported), done. */
   complete(reason: StopReason.STOP | StopReason.TOOL_USE, replay: ReplayInit, usage: UsageInit | undefined): void {
-    this.#live();
-    this.#requireStarted();
     this.#closeFlowBlocks();
-    for (const [index, block] of this.#open) {
-      if (block.kind === "tool") throw new ProtocolViolation(`tool call ${block.callId} (block ${index}) never ended`);
-    }
-    if (reason === StopReason.STOP && this.#toolCalls > 0) throw new ProtocolViolation(`stop with ${this.#toolCalls} tool call(s)`);
-    if (reason === StopReason.TOOL_USE && this.#toolCalls === 0) throw new ProtocolViolation("tool use stop without any tool call");
-    this.#finished = true;
-    this.#emit({ case: "replay", value: { providerKind: replay.providerKind, routeId: replay.routeId, data: replay.data } });
-    if (usage !== undefined) this.#emit({ case: "usage", value: usage });
-    this.#emit({ case: "done", value: { reason } });
+    // `done` is checked before anything is sent, so a refused completion leaves the stream open for fail().
+    const done: ModelEventBody = { case: "done", value: { reason } };
+    this.#gate.check(done);
+    this.#gate.send({ case: "replay", value: { providerKind: replay.providerKind, routeId: replay.routeId, data: replay.data } });
+    if (usage !== undefined) this.#gate.send({ case: "usage", value: usage });
+    this.#gate.send(done);
   }
 
   /** Remember usage reported before a failure, so fail() can pass it on. */
@@ -166,12 +199,14 @@ export class ModelEventWriter {
     this.#usage = usage;
   }
 
-  /** Failed end: usage if the endpoint reported one, then the failure. Ignored once finished. */
+  /** Failed end: usage if the endpoint reported one (and the call started), then the failure. Ignored once finished. */
   fail(kind: ModelFailureKind, message: string, details: FailureDetails = {}): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    if (this.#usage !== undefined) this.#emit({ case: "usage", value: this.#usage });
-    this.#emit({
+    if (this.#gate.ended) return;
+    if (this.#usage !== undefined) {
+      const usage: ModelEventBody = { case: "usage", value: this.#usage };
+      if (this.#gate.allows(usage)) this.#gate.send(usage);
+    }
+    this.#gate.send({
       case: "failure",
       value: {
         kind,
@@ -185,49 +220,16 @@ export class ModelEventWriter {
   }
 
   #beginFlow(kind: "text" | "thinking"): number {
-    this.#live();
-    this.#requireStarted();
     this.#closeFlowBlocks();
-    const index = this.#nextIndex++;
-    this.#open.set(index, { kind });
-    this.#emit(kind === "text" ? { case: "textStart", value: { index } } : { case: "thinkingStart", value: { index } });
+    const index = this.#gate.blocksStarted;
+    this.#gate.send(kind === "text" ? { case: "textStart", value: { index } } : { case: "thinkingStart", value: { index } });
     return index;
   }
 
   #closeFlowBlocks(): void {
-    for (const [index, block] of [...this.#open]) {
-      if (block.kind !== "tool") this.endBlock(index);
+    if (this.#gate.ended) return;
+    for (const block of this.#gate.openBlocks()) {
+      if (block.kind !== "tool") this.endBlock(block.index);
     }
-  }
-
-  #flowBlock(index: number, kind: "text" | "thinking"): void {
-    this.#live();
-    const block = this.#open.get(index);
-    if (block === undefined || block.kind !== kind) throw new ProtocolViolation(`${kind} delta for block ${index}, which is not an open ${kind} block`);
-  }
-
-  #toolBlock(index: number): { kind: "tool"; callId: string; args: string } {
-    this.#live();
-    const block = this.#open.get(index);
-    if (block === undefined || block.kind !== "tool") throw new ProtocolViolation(`tool call event for block ${index}, which is not an open tool call`);
-    return block;
-  }
-
-  #requireStarted(): void {
-    if (!this.#started) throw new ProtocolViolation("content before start");
-  }
-
-  #live(): void {
-    if (this.#finished) throw new ProtocolViolation("event after the terminal event");
-  }
-}
-
-/** True when `text` is exactly one complete JSON object (tool arguments are objects on every endpoint). */
-export function isJsonObjectText(text: string): boolean {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
   }
 }

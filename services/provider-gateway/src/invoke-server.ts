@@ -11,11 +11,20 @@
  * caller probes sent to its inbox every `callerProbeMs` (caller-probe.ts): a
  * dead caller's call is not left running upstream. An unknown model id is
  * failure CONFIG.
+ *
+ * Before the upstream request the call is admitted by the gateway's call
+ * accounting (accounting/call-accounting.ts, client kind "cursor": every run
+ * comes from the Cursor adapter today); a call over a limit ends with failure
+ * OVER_LIMIT (provider_code = the limit, retry_after_ms), a model the member
+ * may not use with failure CONFIG ("model_not_allowed"). Every admitted call
+ * is settled with the usage the stream reported.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { isProviderCallId, ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import type { Logger, NatsConnection } from "@byok/platform";
 import type { Msg, Subscription } from "@nats-io/transport-node";
+import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
+import { estimateRequestTokens } from "./accounting/estimate-tokens.ts";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { probeCaller } from "./caller-probe.ts";
 import type { ModelEventBody } from "./events.ts";
@@ -33,6 +42,8 @@ export interface InvokeServerOptions {
   readonly callerProbeMs: number;
   readonly maxRetryAfterMs: number;
   readonly backoff?: ModelCallOptions["backoff"];
+  readonly accounting: CallAccounting;
+  /** The Prometheus series (metrics.ts); also the CallMetrics of this path. */
   readonly metrics: ProviderGatewayMetrics;
 }
 
@@ -70,9 +81,6 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
   };
 }
 
-/** Model label of calls that name no configured route. */
-const UNKNOWN_MODEL = "unknown";
-
 async function handleCall(options: InvokeServerOptions, msg: Msg, controller: AbortController): Promise<void> {
   const receivedAt = performance.now();
   const { nc, names } = options;
@@ -85,7 +93,8 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   let seq = 0n;
   let terminal: ModelEventBody | undefined;
   let usageSeen: ModelEventBody | undefined;
-  let observer: ModelCallObserver | undefined;
+  /** Timings of the call (metrics.ts), from the moment its route is known. */
+  let observer: ModelCallObserver | undefined = undefined;
   const keepalive = setTimeout(function beat() {
     send({ case: "keepalive", value: {} });
   }, options.keepaliveMs);
@@ -112,7 +121,6 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   try {
     request = fromBinary(ModelRequestSchema, msg.data);
   } catch (error) {
-    observer = options.metrics.modelCall(UNKNOWN_MODEL, receivedAt);
     send({ case: "failure", value: { kind: ModelFailureKind.INVALID_REQUEST, message: `undecodable ModelRequest: ${(error as Error).message}` } });
     return;
   }
@@ -122,7 +130,6 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   const adapter = options.adapters.get(modelId);
   if (adapter === undefined) {
     log.warn("model call for an unknown model id");
-    observer = options.metrics.modelCall(UNKNOWN_MODEL, receivedAt);
     send({ case: "failure", value: { kind: ModelFailureKind.CONFIG, message: `unknown model id ${JSON.stringify(modelId)}: not a BYOK model of this gateway` } });
     return;
   }
@@ -134,15 +141,31 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   const cancel = callId === undefined ? undefined : nc.subscribe(names.providerCancel(callId), { max: 1, callback: () => controller.abort("cancelled by the caller") });
   const callerProbe = probeCaller(nc, reply, options.callerProbeMs, () => controller.abort("the caller is gone"), log);
   const started = Date.now();
-  log.info({ route: adapter.route.id, provider: adapter.route.providerId, kind: adapter.route.kind, messages: request.messages.length }, "model call started");
+  const { route } = adapter;
+  const metric = { clientKind: "cursor" as const, routeId: route.id, path: "nats" as const };
+  let firstFrameMs: number | undefined;
+  let ticket: AccountingTicket | undefined;
+  options.metrics.callStarted(metric);
   try {
-    await runModelCall(adapter, request, send, {
-      signal: controller.signal,
-      log,
-      maxRetryAfterMs: options.maxRetryAfterMs,
-      observer,
-      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
-    });
+    const admitted = await admit(options.accounting, request, adapter, send, log, options.metrics);
+    if (admitted === undefined) return;
+    ticket = admitted;
+    log.info({ route: route.id, provider: route.providerId, kind: route.kind, messages: request.messages.length }, "model call started");
+    await runModelCall(
+      adapter,
+      request,
+      (event) => {
+        firstFrameMs ??= Date.now() - started;
+        send(event);
+      },
+      {
+        signal: controller.signal,
+        log,
+        maxRetryAfterMs: options.maxRetryAfterMs,
+        observer,
+        ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      },
+    );
   } finally {
     cancel?.unsubscribe();
     callerProbe.stop();
@@ -151,8 +174,62 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
       // runModelCall always ends with a terminal; this only guards against a bug there.
       send({ case: "failure", value: { kind: ModelFailureKind.PROTOCOL, message: "the gateway ended the call without a terminal event" } });
     }
+    const usage = usageSeen?.case === "usage" ? callUsageOf(usageSeen.value) : undefined;
+    if (ticket !== undefined) options.accounting.settle(ticket, usage).catch((error: unknown) => log.error({ err: error }, "call accounting failed to settle the call"));
+    const end = terminal as ModelEventBody | undefined;
+    const outcome = end?.case === "failure" ? (ModelFailureKind[end.value.kind ?? ModelFailureKind.UNSPECIFIED] ?? "failed") : "ok";
+    options.metrics.callEnded({ ...metric, outcome, durationMs: Date.now() - started, firstByteMs: firstFrameMs, usage });
   }
   logCallEnd(log, terminal as ModelEventBody | undefined, usageSeen, seq, Date.now() - started);
+}
+
+/** Admission by the call accounting; on refusal the call's failure is sent and undefined returned. */
+async function admit(
+  accounting: CallAccounting,
+  request: ModelRequest,
+  adapter: BoundAdapter,
+  send: (event: ModelEventBody) => void,
+  log: Logger,
+  metrics: ProviderGatewayMetrics,
+): Promise<AccountingTicket | undefined> {
+  const { route } = adapter;
+  let decision;
+  try {
+    decision = await accounting.admit({
+      memberId: request.memberId,
+      clientKind: "cursor",
+      routeId: route.id,
+      providerId: route.providerId,
+      upstreamModel: route.upstreamModel,
+      call: runCallReference(request.runId, request.callId),
+      inputTokenEstimate: estimateRequestTokens(request),
+      maxOutputTokens: request.spec?.maxOutputTokens ?? route.maxOutputTokens,
+    });
+  } catch (error) {
+    log.error({ err: error }, "call accounting failed to admit the call");
+    send({ case: "failure", value: { kind: ModelFailureKind.UNAVAILABLE, message: "the gateway's call accounting is unavailable", retryable: true } });
+    return undefined;
+  }
+  switch (decision.kind) {
+    case "admitted":
+      return decision.ticket;
+    case "rejected":
+      log.info({ limit: decision.limit, retry_after_ms: decision.retryAfterMs }, "model call over a limit");
+      metrics.recordLimitRejection(decision.limit);
+      send({
+        case: "failure",
+        value: { kind: ModelFailureKind.OVER_LIMIT, message: decision.message, providerCode: decision.limit, retryAfterMs: decision.retryAfterMs ?? 0 },
+      });
+      return undefined;
+    case "forbidden":
+      log.info("model call for a model the member may not use");
+      send({ case: "failure", value: { kind: ModelFailureKind.CONFIG, message: decision.message, providerCode: "model_not_allowed" } });
+      return undefined;
+    default: {
+      const never: never = decision;
+      throw new Error(`unknown admission ${JSON.stringify(never)}`);
+    }
+  }
 }
 
 function logCallEnd(log: Logger, terminal: ModelEventBody | undefined, usage: ModelEventBody | undefined, frames: bigint, durationMs: number): void {

@@ -3,10 +3,15 @@
  * gateway configuration (a bounded set), or "unknown" for a request naming no
  * configured model; no series carries a run, call or member id.
  *
- * Model calls (one ModelCallObserver per call, fed by invoke-server.ts):
- *   byok_model_calls_total{model, outcome}                      counter
- *     Calls ended: outcome completed, or the failure kind (provider_error,
- *     rate_limited, truncated, cancelled, config, ...).
+ * Model calls. Every call path reports through the CallMetrics seam
+ * (accounting/call-metrics.ts: callStarted/callEnded), which this implements;
+ * the timings come from a ModelCallObserver per call (invoke-server.ts):
+ *   byok_model_calls_total{model, client_kind, outcome}         counter
+ *     Calls ended (calls for a model id that is not configured are not
+ *     counted): outcome ok, the failure kind (provider_error, rate_limited,
+ *     over_limit, truncated, cancelled, config, ...), or http_<status> for an
+ *     answer the HTTP front gave itself; client_kind cursor | openai-api |
+ *     anthropic-api.
  *   byok_model_call_time_to_first_token_seconds{model}          histogram
  *     Request received by the gateway -> first content event (text or
  *     thinking delta, tool call start) published to the caller. One
@@ -16,10 +21,11 @@
  *       (first upstream request sent - request received)
  *     + (first content event published - arrival of the upstream body chunk
  *        that carried it).
- *     The first term is decoding, routing and building the endpoint request
- *     (retries and their backoff are not in it: it ends at the first
- *     attempt); the second is SSE parsing, decoding and publishing. Waiting for
- *     the endpoint (headers, the model's first token) is not in it.
+ *     The first term is decoding, routing, the accounting admission and
+ *     building the endpoint request (retries and their backoff are not in it:
+ *     it ends at the first attempt); the second is SSE parsing, decoding and
+ *     publishing. Waiting for the endpoint (headers, the model's first token)
+ *     is not in it.
  *   byok_model_tokens_total{model, kind}                        counter
  *     Provider-reported usage only (never estimated): kind input (the whole
  *     prompt, cached parts included), output, cache_read, cache_write,
@@ -32,10 +38,12 @@
  *     Cost of each accounted model call in USD; a call whose price or usage
  *     is missing counts as unknown instead (never as 0 USD).
  *   byok_limit_rejections_total{limit}                          counter
- *     Model calls refused by a budget or limit; every limit kind starts at 0.
+ *     Model calls the accounting refused (admit() -> rejected), counted where
+ *     the decision is applied; every limit kind starts at 0, a limit name
+ *     outside REJECTED_LIMITS counts as "other".
  */
-import { ModelFailureKind } from "@byok/contracts";
 import { Counter, Histogram, secondsSince, type Registry } from "@byok/platform";
+import type { CallMetrics } from "./accounting/call-metrics.ts";
 import type { ModelEventBody } from "./events.ts";
 
 /** The budgets and limits a model call can be refused by (label `limit`). */
@@ -53,18 +61,18 @@ export interface UpstreamObserver {
   bodyChunk(): void;
 }
 
-/** One model call's timing and outcome; `published` sees every ModelEvent sent to the caller. */
+/** One model call's timings; `published` sees every ModelEvent sent to the caller. */
 export interface ModelCallObserver extends UpstreamObserver {
   published(event: ModelEventBody): void;
 }
 
-export interface ProviderGatewayMetrics {
-  /** Start observing a call; `receivedAtMs` is performance.now() when its request arrived. */
+export interface ProviderGatewayMetrics extends CallMetrics {
+  /** Start timing a call; `receivedAtMs` is performance.now() when its request arrived. */
   modelCall(model: string, receivedAtMs: number): ModelCallObserver;
   /** For the accounting code: the cost of one model call, once its usage is settled. */
   recordModelCost(model: string, team: string, cost: CallCost): void;
-  /** For the accounting code: a model call refused by a budget or limit. */
-  recordLimitRejection(limit: RejectedLimit): void;
+  /** A model call refused by a budget or limit (the name admit() gave; unknown names count as "other"). */
+  recordLimitRejection(limit: string): void;
 }
 
 /** Request received -> first content token (upstream's own time to first token included). */
@@ -80,16 +88,11 @@ const TOKEN_KINDS = [
   ["reasoningTokens", "reasoning"],
 ] as const;
 
-function outcomeOf(event: ModelEventBody): string | undefined {
-  if (event.case === "done") return "completed";
-  if (event.case !== "failure") return undefined;
-  const kind = event.value.kind ?? ModelFailureKind.UNSPECIFIED;
-  return (ModelFailureKind[kind] ?? "unknown").toLowerCase();
-}
+const KNOWN_LIMITS: ReadonlySet<string> = new Set(REJECTED_LIMITS);
 
 /** `now` is the clock of the call timings (tests pass a fake one). */
 export function createProviderGatewayMetrics(registry: Registry, now: () => number = () => performance.now()): ProviderGatewayMetrics {
-  const calls = new Counter({ name: "byok_model_calls_total", help: "Model calls ended, by model and outcome.", labelNames: ["model", "outcome"], registers: [registry] });
+  const calls = new Counter({ name: "byok_model_calls_total", help: "Model calls ended, by model, client kind and outcome.", labelNames: ["model", "client_kind", "outcome"], registers: [registry] });
   const ttft = new Histogram({
     name: "byok_model_call_time_to_first_token_seconds",
     help: "Model call: request received by the gateway to first content event published.",
@@ -111,6 +114,16 @@ export function createProviderGatewayMetrics(registry: Registry, now: () => numb
   for (const limit of REJECTED_LIMITS) rejections.inc({ limit }, 0);
 
   return {
+    callStarted() {},
+    callEnded(call) {
+      calls.inc({ model: call.routeId, client_kind: call.clientKind, outcome: call.outcome.toLowerCase() });
+      const usage = call.usage;
+      if (usage === undefined) return;
+      for (const [field, kind] of TOKEN_KINDS) {
+        const count = usage[field];
+        if (count !== undefined) tokens.inc({ model: call.routeId, kind }, count);
+      }
+    },
     modelCall(model, receivedAtMs) {
       let sentAt: number | undefined;
       let chunkAt: number | undefined;
@@ -135,16 +148,8 @@ export function createProviderGatewayMetrics(registry: Registry, now: () => numb
               if (sentAt !== undefined && chunkAt !== undefined) gatewayAdded.observe({ model }, secondsSince(receivedAtMs, sentAt) + secondsSince(chunkAt, at));
               return;
             }
-            case "usage":
-              for (const [field, kind] of TOKEN_KINDS) {
-                const count = event.value[field];
-                if (count !== undefined) tokens.inc({ model, kind }, Number(count));
-              }
+            default:
               return;
-            default: {
-              const outcome = outcomeOf(event);
-              if (outcome !== undefined) calls.inc({ model, outcome });
-            }
           }
         },
       };
@@ -154,7 +159,7 @@ export function createProviderGatewayMetrics(registry: Registry, now: () => numb
       else unknownCost.inc({ model, team });
     },
     recordLimitRejection(limit) {
-      rejections.inc({ limit });
+      rejections.inc({ limit: KNOWN_LIMITS.has(limit) ? limit : "other" });
     },
   };
 }

@@ -14,7 +14,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestBus, waitFor, type TestBus } from "../../../tests/support/infra.ts";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../tests/support/mock-llm.ts";
 import { loadConfig } from "./config.ts";
-import { startProviderGateway, type ProviderGateway } from "./service.ts";
+import type { AccountingTicket, CallAccounting, CallAdmission, CallUsage } from "./accounting/call-accounting.ts";
+import { startProviderGateway, type ProviderGateway, type ProviderGatewayOverrides } from "./service.ts";
 import { expectationFor } from "./testing/fixture-oracle.ts";
 
 const KEY = "sk-test-9f8e7d6c5b4a-not-a-real-key";
@@ -39,7 +40,7 @@ afterEach(async () => {
   await bus.cleanup();
 });
 
-async function startGateway(env: Record<string, string> = {}): Promise<void> {
+async function startGateway(env: Record<string, string> = {}, overrides: Pick<ProviderGatewayOverrides, "accounting"> = {}): Promise<void> {
   const config = loadConfig(
     { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ...env },
     {
@@ -67,7 +68,7 @@ async function startGateway(env: Record<string, string> = {}): Promise<void> {
       done();
     },
   });
-  gateway = await startProviderGateway(config, { log: pino({ level: "debug" }, sink) });
+  gateway = await startProviderGateway(config, { log: pino({ level: "debug" }, sink), ...overrides });
 }
 
 interface Invocation {
@@ -197,6 +198,58 @@ describe("provider gateway on the bus", () => {
     gateway = undefined;
     const frames = await call.ended;
     expect(frames.at(-1)?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.UNAVAILABLE, retryable: true } });
+  });
+});
+
+describe("call accounting on the bus path", () => {
+  it("admits the call with the run's call reference and settles it with the provider-reported usage", async () => {
+    const admitted: CallAdmission[] = [];
+    const settled: Array<{ ticket: AccountingTicket; usage: CallUsage | undefined }> = [];
+    const accounting: CallAccounting = {
+      admit: async (call) => {
+        admitted.push(call);
+        return { kind: "admitted", ticket: { admission: call, lease: "lease-1" } };
+      },
+      settle: async (ticket, usage) => {
+        settled.push({ ticket, usage });
+      },
+    };
+    await startGateway({}, { accounting });
+    const file = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+    llm.enqueue({ kind: "fixture", file });
+    await invoke(chatRequest("run-nats:7")).ended;
+    expect(admitted).toEqual([
+      expect.objectContaining({ memberId: "member-1", clientKind: "cursor", routeId: "team-gpt", upstreamModel: "gpt-4o", call: { kind: "run-call", runId: "run-nats", callIndex: 7 } }),
+    ]);
+    expect(admitted[0]?.inputTokenEstimate).toBeGreaterThan(0);
+    await waitFor(() => settled.length === 1, "the call to be settled");
+    expect(settled[0]?.ticket.lease).toBe("lease-1");
+    const usage = expectationFor("openai-chat", file).usage;
+    expect(settled[0]?.usage).toMatchObject({ inputTokens: usage?.["inputTokens"], outputTokens: usage?.["outputTokens"] });
+  });
+
+  it("ends a call over a limit with one OVER_LIMIT failure and no upstream request", async () => {
+    const accounting: CallAccounting = {
+      admit: async () => ({ kind: "rejected", limit: "member_daily_tokens", message: "daily token budget used up", retryAfterMs: 90_000 }),
+      settle: async () => {
+        throw new Error("a rejected call is never settled");
+      },
+    };
+    await startGateway({}, { accounting });
+    const frames = await invoke(chatRequest("run-nats:8")).ended;
+    expect(frames).toHaveLength(1);
+    expect(frames[0]?.event).toMatchObject({
+      case: "failure",
+      value: { kind: ModelFailureKind.OVER_LIMIT, message: "daily token budget used up", providerCode: "member_daily_tokens", retryAfterMs: 90_000 },
+    });
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it("ends a call for a model the member may not use with CONFIG model_not_allowed", async () => {
+    await startGateway({}, { accounting: { admit: async () => ({ kind: "forbidden", message: "not for you" }), settle: async () => undefined } });
+    const frames = await invoke(chatRequest("run-nats:9")).ended;
+    expect(frames[0]?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.CONFIG, providerCode: "model_not_allowed" } });
+    expect(llm.requests).toHaveLength(0);
   });
 });
 

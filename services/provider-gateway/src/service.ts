@@ -6,6 +6,7 @@
  */
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
 import { bindRoutes } from "./adapters/index.ts";
 import type { ProviderGatewayConfig } from "./config.ts";
 import { serveModelCalls } from "./invoke-server.ts";
@@ -17,6 +18,8 @@ export interface ProviderGatewayOverrides {
   /** Use this connection instead of opening one (it is not closed on stop). */
   readonly nc?: NatsConnection;
   readonly backoff?: ModelCallOptions["backoff"];
+  /** Budgets, limits and ledger (default: pass-through, admits everything). */
+  readonly accounting?: CallAccounting;
 }
 
 export interface ProviderGateway {
@@ -49,6 +52,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     keepaliveMs: config.keepaliveMs,
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
+    accounting: overrides.accounting ?? passThroughAccounting,
     metrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });

@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { create, toJson } from "@bufbuild/protobuf";
 import { ModelEventSchema } from "@byok/contracts";
 import { providerKindSchema } from "@byok/platform";
-import { summarizeEvents } from "../collect.ts";
+import { summarizeEvents } from "./call-summary.ts";
 import type { ModelEventBody } from "../events.ts";
 import { recordingFlavorOf, recordingFormatOf } from "./recording.ts";
 import { replayRecording } from "./replay-recording.ts";

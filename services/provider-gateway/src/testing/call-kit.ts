@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
-  ModelEventSchema,
   ModelFailureKind,
   ModelRequestSchema,
   type AssistantMessage,
@@ -14,14 +13,13 @@ import {
   type ModelRequest,
   type ToolDefinitionSchema,
 } from "@byok/contracts";
+import { ModelStreamAssembly, ModelStreamChecker } from "@byok/model-stream";
 import { silentLogger, type ProviderKind } from "@byok/platform";
 import type { MockLlm, MockResponse, RecordedRequest } from "../../../../tests/support/mock-llm.ts";
 import { adapterFor } from "../adapters/index.ts";
-import { summarizeEvents, type CallSummary } from "../collect.ts";
 import type { ModelEventBody } from "../events.ts";
 import { runModelCall } from "../model-call.ts";
-// eslint-disable-next-line no-restricted-imports -- issue 8 item 6: the shared stream-rules table replaces this import of run-worker source
-import { ModelCycle } from "../../../run-worker/src/model-cycle.ts";
+import { summarizeEvents, type CallSummary } from "../replay/call-summary.ts";
 import type { Route } from "../routes.ts";
 import { Secret } from "../secret.ts";
 
@@ -138,19 +136,27 @@ export function recordedRequest(file: string): { uri: string; body: Record<strin
 }
 
 /**
- * What the run worker's strict ModelCycle makes of an event stream: the
- * gateway must never send a stream the cycle rejects for a reason other than
- * the failure the gateway itself reported.
+ * What the shared stream rules (@byok/model-stream, the table the run
+ * worker's ModelCycle applies) make of an event stream: the gateway must never
+ * send a stream they refuse; a failure is the one the gateway itself reported.
  */
 export function cycleOutcome(events: readonly ModelEventBody[]): { kind: string; failure?: string } {
-  const cycle = new ModelCycle();
-  let seq = 0n;
+  const rules = new ModelStreamChecker();
   for (const event of events) {
-    if (cycle.push(create(ModelEventSchema, { seq: ++seq, event })).kind === "ended") break;
+    const verdict = rules.accept(event);
+    if (verdict.kind === "violation") return { kind: "failed", failure: ModelFailureKind[ModelFailureKind.PROTOCOL] };
+    if (event.case === "done") return { kind: "completed" };
+    if (event.case === "failure") return { kind: "failed", failure: ModelFailureKind[event.value.kind ?? ModelFailureKind.UNSPECIFIED] };
   }
-  const outcome = cycle.outcome;
-  if (outcome === undefined) return { kind: "unfinished" };
-  return outcome.kind === "completed" ? { kind: "completed" } : { kind: "failed", failure: ModelFailureKind[outcome.failure.kind] };
+  return { kind: "unfinished" };
+}
+
+/** The assistant message a caller stores for a call: one part per non-empty block, in block order, plus the replay state. */
+export function assistantMessageOf(events: readonly ModelEventBody[]): AssistantMessage {
+  const assembly = new ModelStreamAssembly();
+  for (const event of events) assembly.add(event);
+  const replay = events.find((e) => e.case === "replay");
+  return assembly.assistantMessage(replay?.case === "replay" ? replay.value : undefined).message;
 }
 
 /** For tests that only build requests: a base URL nobody listens on. */

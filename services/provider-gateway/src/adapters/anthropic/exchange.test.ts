@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
-import { assistantMessageOf } from "../../collect.ts";
 import { expectationFor } from "../../testing/fixture-oracle.ts";
-import { assistant, callThroughMock, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
+import { assistant, assistantMessageOf, callThroughMock, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
 
 let llm: MockLlm;
 beforeAll(async () => {

@@ -6,10 +6,9 @@
 import { silentLogger } from "@byok/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
-import { assistantMessageOf } from "../../collect.ts";
 import { adapterFor } from "../index.ts";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
-import { assistant, callThroughMock, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
+import { assistant, assistantMessageOf, callThroughMock, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
 
 let llm: MockLlm;
 beforeAll(async () => {

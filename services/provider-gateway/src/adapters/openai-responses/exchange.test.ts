@@ -8,10 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
-import { assistantMessageOf } from "../../collect.ts";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
 import type { ModelEventBody } from "../../events.ts";
-import { assistant, callThroughMock, cycleOutcome, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
+import { assistant, assistantMessageOf, callThroughMock, cycleOutcome, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
 
 let llm: MockLlm;
 beforeAll(async () => {

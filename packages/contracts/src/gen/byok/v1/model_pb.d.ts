@@ -341,7 +341,7 @@ export declare type ToolCallEnd = Message<"byok.v1.ToolCallEnd"> & {
   index: number;
 
   /**
-   * Complete valid JSON ("{}" when the model sent nothing).
+   * One complete JSON object ("{}" when the model sent nothing).
    *
    * @generated from field: string arguments_json = 2;
    */
@@ -408,6 +408,13 @@ export declare type ModelFailure = Message<"byok.v1.ModelFailure"> & {
    * @generated from field: string provider_code = 6;
    */
   providerCode: string;
+
+  /**
+   * OVER_LIMIT: milliseconds until the limit may admit the call; 0 = unknown.
+   *
+   * @generated from field: uint32 retry_after_ms = 7;
+   */
+  retryAfterMs: number;
 };
 
 /**
@@ -440,7 +447,9 @@ export declare const ModelKeepaliveSchema: GenMessage<ModelKeepalive>;
  * *_start, deltas, *_end. Text and thinking blocks never overlap another text
  * or thinking block; tool calls may stay open while later blocks run (chat
  * completes all arguments only at finish_reason) and all end before done.
- * Empty text blocks are not sent. The assistant message of a completed call
+ * Empty text blocks are not sent. Replay state and usage come after the
+ * blocks, at most once each. (The rules as one table: packages/model-stream.)
+ * The assistant message of a completed call
  * is one content part per non-empty block in index order plus the replay
  * state: the gateway matches its replay state against that order on the next
  * call, so callers must not merge or reorder parts.
@@ -676,6 +685,15 @@ export enum ModelFailureKind {
    * @generated from enum value: MODEL_FAILURE_KIND_INVALID_REQUEST = 12;
    */
   INVALID_REQUEST = 12,
+
+  /**
+   * The gateway's own accounting refused the call before any upstream request:
+   * a budget or limit of the member (provider_code names the limit,
+   * retry_after_ms says when it may pass again, 0 = unknown).
+   *
+   * @generated from enum value: MODEL_FAILURE_KIND_OVER_LIMIT = 13;
+   */
+  OVER_LIMIT = 13,
 }
 
 /**
