@@ -23,7 +23,7 @@ import {
   type StateEvent,
   type StoreOperations,
 } from "@byok/contracts";
-import { busRequest, parseGatewayConfig } from "@byok/platform";
+import { busRequest } from "@byok/platform";
 import { loadConfig as loadStoreConfig } from "../services/store/src/config.ts";
 import { startStore } from "../services/store/src/service.ts";
 import { loadConfig as loadGatewayConfig } from "../services/provider-gateway/src/config.ts";
@@ -96,14 +96,13 @@ export async function startStack(options: { workers?: number; workerEnv?: Record
 
   const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url }), { log: serviceLogger("store") });
   cleanups.push(() => store.stop());
-  const gatewayConfig = parseGatewayConfig(
-    {
-      providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: KEY_ENV, maxAttempts: 1 } },
-      models: [{ id: MODEL_ID, displayName: "Run worker test model", provider: "mock", upstreamModel: "gpt-4o" }],
-    },
-    "run-worker test",
-  );
-  const gateway = await startProviderGateway(loadGatewayConfig({ ...busEnv, [KEY_ENV]: "mock-key-not-a-secret" }, gatewayConfig), { log: serviceLogger("provider-gateway") });
+  const gatewayConfig = JSON.stringify({
+    providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: KEY_ENV, maxAttempts: 1 } },
+    models: [{ id: MODEL_ID, displayName: "Run worker test model", provider: "mock", upstreamModel: "gpt-4o" }],
+  });
+  const gateway = await startProviderGateway(loadGatewayConfig({ ...busEnv, [KEY_ENV]: "mock-key-not-a-secret" }, () => gatewayConfig), {
+    log: serviceLogger("provider-gateway"),
+  });
   cleanups.push(() => gateway.stop());
 
   const workers: RunWorker[] = [];

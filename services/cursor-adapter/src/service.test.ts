@@ -66,9 +66,4 @@ describe("startCursorAdapter", () => {
     expect(result.status).toBe(400);
     expect(unaryError(result).code).toBe("invalid_argument");
   });
-
-  it("fails to start with a clear error when the gateway configuration is missing", async () => {
-    const config = loadConfig({ PORT: "0", GATEWAY_CONFIG: "/nonexistent/gateway.json" });
-    await expect(startCursorAdapter(config, { log: silentLogger() })).rejects.toThrow(/gateway configuration \/nonexistent\/gateway.json/);
-  });
 });

@@ -113,8 +113,8 @@ beforeAll(async () => {
     ADAPTER_URL: adapter.url,
     CA_DIR: join(dir, "ca"),
     ROUTE_WAIT_MS: "1500",
-  });
-  proxy = await startEdgeProxy(config, { log: silentLogger(), members: directory, byokModelIds: [BYOK_MODEL] });
+  }, () => JSON.stringify({ providers: { p: { kind: "openai-chat", baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "KEY" } }, models: [{ id: BYOK_MODEL, displayName: "BYOK", provider: "p", upstreamModel: "m" }] }));
+  proxy = await startEdgeProxy(config, { log: silentLogger(), members: directory });
   alice = new ProxyTunnelAgent({ port: proxy.port, authorization: proxyAuthorization("alice-key", "alice") }, proxy.caCertPem);
   bob = new ProxyTunnelAgent({ port: proxy.port, authorization: proxyAuthorization("bob-key", "bob") }, proxy.caCertPem);
 });

@@ -40,27 +40,11 @@ afterEach(async () => {
 });
 
 async function startGateway(env: Record<string, string> = {}): Promise<void> {
-  const config = loadConfig(
-    { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ...env },
-    {
-      providers: {
-        openai: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 30_000 },
-      },
-      models: [
-        {
-          id: "team-gpt",
-          displayName: "Team GPT",
-          provider: "openai",
-          upstreamModel: "gpt-4o",
-          contextWindow: 128_000,
-          efforts: [],
-          supportsThinking: false,
-          supportsImages: false,
-          replayReasoningContent: false,
-        },
-      ],
-    },
-  );
+  const gatewayFile = JSON.stringify({
+    providers: { openai: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: "TEAM_OPENAI_KEY", maxAttempts: 1, headersTimeoutMs: 30_000 } },
+    models: [{ id: "team-gpt", displayName: "Team GPT", provider: "openai", upstreamModel: "gpt-4o", contextWindow: 128_000 }],
+  });
+  const config = loadConfig({ NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ...env }, () => gatewayFile);
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       logText += chunk.toString();
@@ -197,35 +181,5 @@ describe("provider gateway on the bus", () => {
     gateway = undefined;
     const frames = await call.ended;
     expect(frames.at(-1)?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.UNAVAILABLE, retryable: true } });
-  });
-});
-
-describe("configuration", () => {
-  it("refuses to start without the key, naming the variable", () => {
-    expect(() =>
-      loadConfig(
-        { BUS_PREFIX: "x" },
-        {
-          providers: { openai: { kind: "openai-chat", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 1000 } },
-          models: [{ id: "m", displayName: "M", provider: "openai", upstreamModel: "gpt-4o", contextWindow: 1000, efforts: [], supportsThinking: false, supportsImages: false, replayReasoningContent: false }],
-        },
-      ),
-    ).toThrow(/TEAM_OPENAI_KEY/);
-  });
-
-  it("never prints the key when the configuration is serialized or inspected", async () => {
-    const config = loadConfig(
-      { TEAM_OPENAI_KEY: KEY },
-      {
-        providers: { openai: { kind: "openai-chat", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 1000 } },
-        models: [{ id: "m", displayName: "M", provider: "openai", upstreamModel: "gpt-4o", contextWindow: 1000, efforts: [], supportsThinking: false, supportsImages: false, replayReasoningContent: false }],
-      },
-    );
-    const route = config.routes.get("m");
-    expect(route?.apiKey.reveal()).toBe(KEY);
-    const { inspect } = await import("node:util");
-    expect(JSON.stringify([...config.routes.values()])).not.toContain(KEY);
-    expect(inspect(config, { depth: 10 })).not.toContain(KEY);
-    expect(`${String(route?.apiKey)}`).not.toContain(KEY);
   });
 });

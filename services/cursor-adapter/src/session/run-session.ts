@@ -180,7 +180,7 @@ class CursorRunSession implements RunSession {
       wire: this.#wire,
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
-      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.storeMs),
+      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.publishDeadlineMs),
       publishFailed: (error) => this.#fail(error),
       ended: () => this.#ended,
       now: () => Date.now(),
@@ -224,7 +224,7 @@ class CursorRunSession implements RunSession {
 
     await this.#services.ensureStreams();
     if (this.#ended) return void this.#bus.close();
-    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.storeMs);
+    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.publishDeadlineMs);
     this.#published = true;
     this.#statusWatch = new RunStatusWatch({
       runId: this.#runId,
@@ -261,7 +261,7 @@ class CursorRunSession implements RunSession {
     if (this.#cancelSent) return;
     this.#cancelSent = true;
     const { deps } = this.#services;
-    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.storeMs).catch((error: unknown) =>
+    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.publishDeadlineMs).catch((error: unknown) =>
       this.#log.error({ err: error }, "cancel command not published"),
     );
   }
@@ -271,7 +271,7 @@ class CursorRunSession implements RunSession {
     if (this.#cancelSent) return;
     this.#cancelSent = true;
     const { deps } = this.#services;
-    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.storeMs).catch((err: unknown) =>
+    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.publishDeadlineMs).catch((err: unknown) =>
       this.#log.error({ err }, "client closed command not published"),
     );
   }

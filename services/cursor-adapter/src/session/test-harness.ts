@@ -176,7 +176,7 @@ export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {})
     log: silentLogger(),
     models: TEST_MODELS,
     promptDir: PROMPT_DIR,
-    timeouts: { storeMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000, runStatusCheckMs: 30_000, ...timeouts },
+    timeouts: { storeMs: 5_000, publishDeadlineMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000, runStatusCheckMs: 30_000, ...timeouts },
   });
   const taken = new Map<string, PreparedRun>();
 
