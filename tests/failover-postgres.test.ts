@@ -10,9 +10,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { FailureKind, RunStatus, STORE_OPERATIONS, StoreErrorKind } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
-import type { KvBehaviour } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { waitFor } from "@byok/test-support/infra";
+import type { KvBehaviour } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads, textOf } from "./tools-support.ts";
 

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import type { GatewayHarness } from "./support/gateway-harness.ts";
+import type { GatewayHarness } from "@byok/test-support/gateway-harness";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RUN_WORKER_MAIN = join(REPO_ROOT, "services/run-worker/src/main.ts");

@@ -30,10 +30,10 @@ import { loadConfig as loadGatewayConfig } from "../services/provider-gateway/sr
 import { startProviderGateway } from "../services/provider-gateway/src/service.ts";
 import { loadConfig as loadWorkerConfig } from "../services/run-worker/src/config.ts";
 import { startRunWorker, type RunWorker } from "../services/run-worker/src/service.ts";
-import { createTestBus, createTestDatabase } from "./support/infra.ts";
-import { startMockLlm, type MockLlm } from "./support/mock-llm.ts";
-import { startRunClientDouble, type RunClientDouble } from "./support/run-client-double.ts";
-import { serviceLogger } from "./support/service-logger.ts";
+import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { startRunClientDouble, type RunClientDouble } from "./run-client-double.ts";
+import { serviceLogger } from "@byok/test-support/service-logger";
 
 const MODEL_ID = "byok-run-worker-test";
 const KEY_ENV = "RUN_WORKER_TEST_LLM_KEY";

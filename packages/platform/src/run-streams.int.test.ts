@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager, RetentionPolicy } from "@nats-io/jetstream";
 import { busNames } from "@byok/contracts";
-import { createTestBus } from "../../../tests/support/infra.ts";
+import { createTestBus } from "@byok/test-support/infra";
 import { ensureRunStreams } from "./run-streams.ts";
 
 describe("ensureRunStreams", () => {

@@ -7,7 +7,7 @@ import { connect } from "@nats-io/transport-node";
 import { busNames } from "@byok/contracts";
 import { aiserver } from "@byok/cursor-protocol";
 import { silentLogger } from "@byok/platform";
-import { createTestBus, type TestBus } from "../../../tests/support/infra.ts";
+import { createTestBus, type TestBus } from "@byok/test-support/infra";
 import { loadConfig } from "./config.ts";
 import { runRequestMessage } from "./connect/testing/stub-session-factory.ts";
 import { bidiAppend, callUnary, unaryError } from "./connect/testing/wire-client.ts";

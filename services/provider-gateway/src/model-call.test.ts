@@ -6,8 +6,9 @@
  */
 import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../tests/support/mock-llm.ts";
-import { waitFor } from "../../../tests/support/infra.ts";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
+import { waitFor } from "@byok/test-support/infra";
 import { callThroughMock, modelRequest, testRoute, userText } from "./testing/call-kit.ts";
 
 let llm: MockLlm;

@@ -11,8 +11,9 @@ import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, Mode
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createTestBus, waitFor, type TestBus } from "../../../tests/support/infra.ts";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../tests/support/mock-llm.ts";
+import { createTestBus, waitFor, type TestBus } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { loadConfig } from "./config.ts";
 import { startProviderGateway, type ProviderGateway } from "./service.ts";
 import { expectationFor } from "./testing/fixture-oracle.ts";

@@ -10,7 +10,7 @@ import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/p
 import { connect, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
-import { createTestBus, NATS_URL } from "../../../tests/support/infra.ts";
+import { createTestBus, NATS_URL } from "@byok/test-support/infra";
 import type { ForwardedEvent } from "./model-cycle.ts";
 import { busModelInvoker } from "./model-invocation.ts";
 

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { CommitCause, FailureKind, MessageSchema, UserOrigin, type Message } from "@byok/contracts";
 import { agent, aiserver } from "@byok/cursor-protocol";
-import { waitFor } from "../../../../tests/support/infra.ts";
+import { waitFor } from "@byok/test-support/infra";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
 import { rootBytesOf } from "../projection/root-json.ts";
 import { FakeCursorClient, startSessionWorld, type SessionWorld } from "./test-harness.ts";

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { CommitCause, FailureKind, MessageSchema, RunStatus, type PreparedRun } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
-import { waitFor } from "../../../../tests/support/infra.ts";
+import { waitFor } from "@byok/test-support/infra";
 import { terminalOfRecord } from "./run-status-watch.ts";
 import { FakeCursorClient, startSessionWorld, type SessionWorld } from "./test-harness.ts";
 

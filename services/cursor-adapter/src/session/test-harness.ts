@@ -27,7 +27,7 @@ import {
 import { agent } from "@byok/cursor-protocol";
 import { busRequest, ensureRunStreams, parseGatewayConfig, silentLogger, type ModelConfig } from "@byok/platform";
 import { loadConfig as loadStoreConfig, startStore, type RunningStore } from "@byok/store";
-import { createTestBus, createTestDatabase, waitFor } from "../../../../tests/support/infra.ts";
+import { createTestBus, createTestDatabase, waitFor } from "@byok/test-support/infra";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
 import type { EndOutcome, RunSession, RunSessionFactory, ServerStream } from "../transport/session-port.ts";
 import type { SessionTimeouts } from "./deps.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "@byok/platform";
-import { waitFor } from "../../../../tests/support/infra.ts";
+import { waitFor } from "@byok/test-support/infra";
 import { StubSessionFactory, kvAckMessage, kvIdOf, runRequestMessage } from "../connect/testing/stub-session-factory.ts";
 import { RunRegistry, type RunRegistryOptions } from "./run-registry.ts";
 import type { RunOpenContext, RunSession } from "./session-port.ts";

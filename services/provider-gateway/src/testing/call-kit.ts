@@ -15,7 +15,7 @@ import {
   type ToolDefinitionSchema,
 } from "@byok/contracts";
 import { silentLogger, type ProviderKind } from "@byok/platform";
-import type { MockLlm, MockResponse, RecordedRequest } from "../../../../tests/support/mock-llm.ts";
+import type { MockLlm, MockResponse, RecordedRequest } from "@byok/test-support/mock-llm";
 import { adapterFor } from "../adapters/index.ts";
 import { summarizeEvents, type CallSummary } from "../collect.ts";
 import type { ModelEventBody } from "../events.ts";

@@ -38,9 +38,8 @@
  * the response was complete (what cancel tests look for) and `receivedAt`
  * (ms clock) for retry timing checks.
  *
- * Fixtures live outside the repo: PROVIDER_FIXTURES_DIR (env PROVIDER_FIXTURES_DIR,
- * default /work/shared/fixtures/providers); `providerFixture("openai-chat", "x.sse")`
- * gives a full path.
+ * The recorded fixtures are in this package (fixtures.ts):
+ * `providerFixture("openai-chat", "x.sse")` gives a full path.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -50,16 +49,9 @@ import {
   recordingFlavorOf,
   splitSseEvents,
   type RecordingFlavor,
-} from "../../services/provider-gateway/src/replay/recording.ts";
+} from "@byok/provider-gateway/replay/recording";
 
 export type MockEndpoint = RecordingFlavor;
-
-export const PROVIDER_FIXTURES_DIR = process.env["PROVIDER_FIXTURES_DIR"] ?? "/work/shared/fixtures/providers";
-
-/** Full path of a recorded provider fixture, e.g. providerFixture("anthropic", "anthropic-sonnet45-text.jsonl"). */
-export function providerFixture(endpoint: MockEndpoint, name: string): string {
-  return `${PROVIDER_FIXTURES_DIR}/${endpoint}/${name}`;
-}
 
 export const MOCK_LLM_PATHS: Readonly<Record<MockEndpoint, string>> = {
   "openai-chat": "/v1/chat/completions",

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PROVIDER_FIXTURES_DIR, startMockLlm, type MockLlm } from "./mock-llm.ts";
+import { PROVIDER_FIXTURES_DIR } from "./fixtures.ts";
+import { startMockLlm, type MockLlm } from "./mock-llm.ts";
 import { waitFor } from "./infra.ts";
 
 const FIXTURES = PROVIDER_FIXTURES_DIR;
