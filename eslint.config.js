@@ -16,6 +16,24 @@ export default tseslint.config(
     rules: { "no-restricted-properties": "off" },
   },
   {
+    // Tests never sleep for a fixed time: they wait on the condition or advance a fake clock
+    // (ManualClock from @byok/test-support, or vi.useFakeTimers()).
+    files: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "warn",
+        {
+          selector: "NewExpression[callee.name='Promise'] CallExpression[callee.name='setTimeout'][arguments.0.type='Identifier']",
+          message: "A fixed sleep in a test: wait on the condition (waitFor) or advance a fake clock instead.",
+        },
+        {
+          selector: "ImportDeclaration[source.value=/^(node:)?timers\\u002Fpromises$/]",
+          message: "A fixed sleep in a test: wait on the condition (waitFor) or advance a fake clock instead.",
+        },
+      ],
+    },
+  },
+  {
     files: ["services/run-worker/**", "services/provider-gateway/**", "services/store/**"],
     rules: {
       "no-restricted-imports": ["error", { patterns: [{ group: ["@byok/cursor-protocol", "@byok/cursor-protocol/*"], message: "Cursor wire types stay in the cursor adapter and edge proxy." }] }],

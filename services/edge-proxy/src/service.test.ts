@@ -16,6 +16,7 @@ import type { IncomingMessage } from "node:http";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { agent, aiserver } from "@byok/cursor-protocol";
 import { silentLogger } from "@byok/platform";
+import { waitFor } from "@byok/test-support/infra";
 import { loadConfig } from "./config.ts";
 import type { MemberDirectory, MemberLookup } from "./member-store.ts";
 import { startEdgeProxy, type EdgeProxy } from "./service.ts";
@@ -85,18 +86,6 @@ function readAll(res: IncomingMessage): Promise<Buffer> {
     res.on("data", (c: Buffer) => chunks.push(c));
     res.on("end", () => resolve(Buffer.concat(chunks)));
     res.on("error", reject);
-  });
-}
-
-function waitUntil(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (condition()) resolve();
-      else if (Date.now() > deadline) reject(new Error(`timed out waiting for ${what}`));
-      else setTimeout(poll, 10);
-    };
-    poll();
   });
 }
 
@@ -313,7 +302,7 @@ describe("agent runs", () => {
     await new Promise((resolve) => sse.once("data", resolve));
     expect(adapterSawClose).toBe(false);
     sse.destroy();
-    await waitUntil(() => adapterSawClose, "the adapter to see the RunSSE connection close");
+    await waitFor(() => adapterSawClose, "the adapter to see the RunSSE connection close");
   });
 
   it("answers 504 when no append decides a waiting RunSSE in time", async () => {

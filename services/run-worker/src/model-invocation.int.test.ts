@@ -2,15 +2,17 @@
  * The transport rules of a model call over real NATS. The peer here is a
  * scripted responder on the invoke subject, because the conditions under test
  * (sequence gaps, silence, garbage frames) are exactly what a correct provider
- * gateway never produces. End-to-end runs against the real gateway live in
- * tests/run-worker-*.test.ts.
+ * gateway never produces. The idle timeout runs on a manual clock: silence is
+ * simulated by advancing it, never by waiting. End-to-end runs against the
+ * real gateway live in tests/run-worker-*.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { connect, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
-import { createTestBus, NATS_URL } from "@byok/test-support/infra";
+import { createTestBus, NATS_URL, waitFor } from "@byok/test-support/infra";
+import { ManualClock } from "@byok/test-support/manual-clock";
 import type { ForwardedEvent } from "./model-cycle.ts";
 import { busModelInvoker } from "./model-invocation.ts";
 
@@ -51,11 +53,16 @@ describe("model invocation over the bus", () => {
     await peer.flush();
   }
 
+  /** One call whose idle timeout runs on a manual clock (it never fires unless the test advances the clock). */
   function invoke(idleTimeoutMs: number, signal = new AbortController().signal) {
-    const invoker = busModelInvoker({ nc, names, idleTimeoutMs, log: silentLogger() });
+    const clock = new ManualClock();
+    const invoker = busModelInvoker({ nc, names, idleTimeoutMs, log: silentLogger(), clock });
     const forwarded: ForwardedEvent[] = [];
     const request = create(ModelRequestSchema, { callId: "run-a:1", runId: "run-a" });
-    return { forwarded, outcome: invoker.invoke(request, (e) => forwarded.push(e), signal) };
+    const outcome = invoker.invoke(request, (e) => forwarded.push(e), signal);
+    const state = { ended: false };
+    void outcome.then(() => (state.ended = true));
+    return { forwarded, outcome, clock, state };
   }
 
   it("completes a well-formed stream and forwards its UI events in order", async () => {
@@ -70,10 +77,9 @@ describe("model invocation over the bus", () => {
   });
 
   it("fails as unavailable at once when no gateway listens", async () => {
-    const started = Date.now();
+    // The clock never moves: only the no-responders answer can end this call.
     const result = await invoke(5_000).outcome;
     expect(result.kind === "failed" && result.failure).toMatchObject({ origin: "provider", kind: ModelFailureKind.UNAVAILABLE, retryable: true });
-    expect(Date.now() - started).toBeLessThan(4_000);
   });
 
   it("fails as unavailable when the gateway goes silent", async () => {
@@ -82,28 +88,40 @@ describe("model invocation over the bus", () => {
       msg.respond(frame(2, { case: "textStart", value: { index: 0 } }));
       msg.respond(frame(3, { case: "textDelta", value: { index: 0, text: "partial" } }));
     });
-    const result = await invoke(300).outcome;
+    const { forwarded, outcome, clock, state } = invoke(300);
+    await waitFor(() => forwarded.length === 2, "the frames to arrive");
+    await clock.advance(299);
+    expect(state.ended).toBe(false);
+    await clock.advance(1);
+    const result = await outcome;
     expect(result.kind === "failed" && result.failure).toMatchObject({ kind: ModelFailureKind.UNAVAILABLE, partialText: "partial" });
     expect(result.kind === "failed" && result.failure.message).toMatch(/silent for 300 ms/);
   });
 
   it("needs the first frame within the idle timeout", async () => {
     await gatewayPeer(() => undefined);
-    const result = await invoke(200).outcome;
+    const { outcome, clock } = invoke(200);
+    await clock.whenTimers(1);
+    await clock.advance(200);
+    const result = await outcome;
     expect(result.kind === "failed" && result.failure.kind).toBe(ModelFailureKind.UNAVAILABLE);
   });
 
   it("stays alive on keepalives while the endpoint is slow", async () => {
-    await gatewayPeer((_request, msg) => {
-      let seq = 0;
-      const beat = setInterval(() => msg.respond(frame(++seq, { case: "keepalive", value: {} })), 80);
-      setTimeout(() => {
-        clearInterval(beat);
-        for (const event of TEXT_ANSWER) msg.respond(frame(++seq, event));
-      }, 700);
-    });
-    const result = await invoke(250).outcome;
-    expect(result.kind).toBe("completed");
+    let call: Msg | undefined;
+    await gatewayPeer((_request, msg) => (call = msg));
+    const { outcome, clock, state } = invoke(250);
+    const reply = await waitFor(() => call, "the model request");
+    let seq = 0;
+    // Four keepalives 200 ms apart: 800 ms in all, far over the idle timeout, but never 250 ms of silence.
+    for (let i = 0; i < 4; i++) {
+      await clock.advance(200);
+      expect(state.ended).toBe(false);
+      reply.respond(frame(++seq, { case: "keepalive", value: {} }));
+      await waitFor(() => clock.msUntilNextTimer() === 250, "the keepalive to push the idle deadline back");
+    }
+    for (const event of TEXT_ANSWER) reply.respond(frame(++seq, event));
+    expect((await outcome).kind).toBe("completed");
   });
 
   it("treats a sequence gap as a transport failure", async () => {
