@@ -12,6 +12,7 @@ COPY package.json package-lock.json ./
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/cursor-protocol/package.json packages/cursor-protocol/
 COPY packages/platform/package.json packages/platform/
+COPY packages/local-infra/package.json packages/local-infra/
 COPY packages/test-support/package.json packages/test-support/
 COPY services/cursor-adapter/package.json services/cursor-adapter/
 COPY services/edge-proxy/package.json services/edge-proxy/

