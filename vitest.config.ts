@@ -38,6 +38,8 @@ export default defineConfig({
           name: "integration",
           include: ["packages/*/src/**/*.int.test.ts", "services/*/src/**/*.int.test.ts", "tests/**/*.test.ts"],
           exclude: ["**/node_modules/**"],
+          globalSetup: ["packages/test-support/src/run-infra/global-setup.ts"],
+          setupFiles: ["packages/test-support/src/run-infra/worker-setup.ts"],
         },
       },
     ],
