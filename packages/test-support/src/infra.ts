@@ -1,8 +1,10 @@
 /**
  * Real infrastructure for tests: a fresh Postgres database and a private NATS
  * subject/stream prefix per test, both removed afterwards, so test files can run
- * in parallel and leave nothing behind. Uses DATABASE_URL / NATS_URL (the local
- * services in CI); defaults point at the machine's local services.
+ * in parallel and leave nothing behind. Uses DATABASE_URL / NATS_URL: in an
+ * integration test run they name the run's servers (run-infra/global-setup.ts
+ * sets them in every worker); elsewhere (benchmarks) they come from the
+ * environment, defaulting to the machine's local services.
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
