@@ -13,6 +13,8 @@ COPY packages/contracts/package.json packages/contracts/
 COPY packages/cursor-protocol/package.json packages/cursor-protocol/
 COPY packages/platform/package.json packages/platform/
 COPY packages/store-client/package.json packages/store-client/
+COPY packages/local-infra/package.json packages/local-infra/
+COPY packages/test-support/package.json packages/test-support/
 COPY services/cursor-adapter/package.json services/cursor-adapter/
 COPY services/edge-proxy/package.json services/edge-proxy/
 COPY services/provider-gateway/package.json services/provider-gateway/

@@ -8,12 +8,12 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseMetricsText, type MetricsText } from "@byok/platform/testing/prometheus-text";
+import { parseMetricsText, type MetricsText } from "@byok/test-support/prometheus-text";
 import type { tools } from "@byok/cursor-protocol";
-import type { ExecContext } from "./support/fake-cursor/index.ts";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import type { ExecContext } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");

@@ -13,11 +13,12 @@ import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { BusError, busRequest, connectNats, silentLogger } from "@byok/platform";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { FakeCursorClient } from "./support/fake-cursor/index.ts";
-import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "./support/gateway-harness.ts";
-import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "./support/infra.ts";
-import { providerFixture, startMockLlm, type MockLlm } from "./support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { FakeCursorClient } from "@byok/test-support/fake-cursor";
+import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");

@@ -6,8 +6,23 @@
  */
 export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
 export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
-export { ConfigError, commonEnvSchema, loadConfigOrExit, parseEnv } from "./config.ts";
-export type { CommonConfig, Env } from "./config.ts";
+export {
+  ConfigError,
+  DEFAULT_STORE_TIMEOUT_MS,
+  commonConfigOf,
+  commonEnvSchema,
+  envFlag,
+  envInt,
+  envMs,
+  envPort,
+  gatewayFileEnvSchema,
+  loadConfigOrExit,
+  parseEnv,
+  readGatewayConfig,
+  readTextFile,
+  storeCallerEnvSchema,
+} from "./config.ts";
+export type { CommonConfig, CommonEnv, Env, ReadTextFile } from "./config.ts";
 export { effortSchema, gatewayConfigSchema, loadGatewayConfigFile, parseGatewayConfig, providerKindSchema, reasoningSummarySchema } from "./gateway-config.ts";
 export type { Effort, GatewayConfig, ModelConfig, ProviderConfig, ProviderKind, ReasoningSummary } from "./gateway-config.ts";
 export { runService } from "./lifecycle.ts";

@@ -20,8 +20,13 @@ import { z } from "zod";
 export { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export const metricsEnvSchema = z.object({
+  /** Address of the ops listener (/metrics, /healthz). */
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
-  METRICS_PORT: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(0).max(65_535).optional()),
+  /** Its port: unset or empty = no listener, 0 = any free port (digits only, like every number here). */
+  METRICS_PORT: z.preprocess(
+    (v) => (typeof v === "string" && v.trim() === "" ? undefined : v),
+    z.string().trim().regex(/^[0-9]+$/, "must be a whole number").transform(Number).pipe(z.number().int().min(0).max(65_535)).optional(),
+  ),
 });
 
 export interface MetricsConfig {

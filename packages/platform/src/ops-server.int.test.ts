@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "./logger.ts";
 import { Counter, createMetricsRegistry } from "./metrics.ts";
 import { startOpsServer, type OpsServer } from "./ops-server.ts";
-import { parseMetricsText } from "./testing/prometheus-text.ts";
+import { parseMetricsText } from "@byok/test-support/prometheus-text";
 
 describe("startOpsServer", () => {
   let server: OpsServer | undefined;
@@ -29,6 +29,9 @@ describe("startOpsServer", () => {
     expect(metrics.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = parseMetricsText(await metrics.text());
     expect(text.value("byok_test_requests_total", { route_class: "byok", service: "edge-proxy" })).toBe(1);
+    // Process metrics under their standard names, with the listener on.
+    expect(text.family("process_cpu_seconds_total")?.type).toBe("counter");
+    expect(text.family("nodejs_eventloop_lag_seconds")?.type).toBe("gauge");
     expect(text.family("process_resident_memory_bytes")).toBeDefined();
 
     expect(await (await fetch(`${server.url}/healthz`)).text()).toBe("ok\n");

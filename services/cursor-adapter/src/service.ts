@@ -1,21 +1,11 @@
 /**
- * The cursor adapter as one startable unit: the model list from the gateway
+ * The cursor adapter as one startable unit: the model list of its
  * configuration, a NATS connection and the run session factory, behind the
  * HTTP listener. Tests and the supervisor start it in-process.
  */
 import { join } from "node:path";
 import { busNames } from "@byok/contracts";
-import {
-  connectNats,
-  createLogger,
-  createMetricsRegistry,
-  ensureRunStreams,
-  startOpsServer,
-  loadGatewayConfigFile,
-  type Logger,
-  type ModelConfig,
-  type NatsConnection,
-} from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, ensureRunStreams, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
 import type { CursorAdapterConfig } from "./config.ts";
 import { startAdapterServer, type AdapterServer } from "./connect/http-server.ts";
 import { createCursorAdapterMetrics } from "./metrics.ts";
@@ -24,8 +14,6 @@ import type { RunSessionFactory } from "./transport/session-port.ts";
 
 export interface CursorAdapterOverrides {
   log?: Logger;
-  /** BYOK models to serve instead of the ones in the gateway configuration file. */
-  models?: ModelConfig[];
   /** A session factory to use instead of the real run sessions (transport tests); no NATS connection is made. */
   sessionFactory?: RunSessionFactory;
 }
@@ -40,7 +28,7 @@ export interface CursorAdapter {
 
 export async function startCursorAdapter(config: CursorAdapterConfig, overrides: CursorAdapterOverrides = {}): Promise<CursorAdapter> {
   const log = overrides.log ?? createLogger({ service: "cursor-adapter", level: config.logLevel, debugContent: config.logDebugContent });
-  const models = overrides.models ?? loadGatewayConfigFile(config.gatewayConfigPath).models;
+  const { models } = config;
   const registry = createMetricsRegistry("cursor-adapter", config.metrics);
   let server: AdapterServer | undefined;
   const metrics = createCursorAdapterMetrics(registry, {

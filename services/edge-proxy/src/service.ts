@@ -9,10 +9,10 @@ import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type { Duplex } from "node:stream";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, createMetricsRegistry, loadGatewayConfigFile, startOpsServer, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
 import { loadOrCreateCa } from "./ca.ts";
-import type { EdgeProxyConfig } from "./config.ts";
+import type { EdgeProxyServiceConfig } from "./config.ts";
 import { createConnectHandler } from "./connect-handler.ts";
 import { Interceptor } from "./intercept.ts";
 import { LeafCertificates } from "./leaf-certs.ts";
@@ -27,8 +27,6 @@ export interface EdgeProxyDeps {
   log?: Logger;
   /** Member key verification; default: the store over NATS. */
   members?: MemberDirectory;
-  /** BYOK model ids; default: the models of the gateway config file. */
-  byokModelIds?: Iterable<string>;
 }
 
 export interface EdgeProxy {
@@ -48,9 +46,9 @@ function originAgent(url: URL, ca: string[] | undefined): http.Agent {
   return url.protocol === "https:" ? new https.Agent({ ...common, ...(ca ? { ca } : {}) }) : new http.Agent(common);
 }
 
-export async function startEdgeProxy(config: EdgeProxyConfig, deps: EdgeProxyDeps = {}): Promise<EdgeProxy> {
-  const log = deps.log ?? createLogger({ service: "edge-proxy", level: config.logLevel, debugContent: config.debugContent });
-  const byokModelIds = new Set(deps.byokModelIds ?? loadGatewayConfigFile(config.gatewayConfigPath).models.map((m) => m.id));
+export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeProxyDeps = {}): Promise<EdgeProxy> {
+  const log = deps.log ?? createLogger({ service: "edge-proxy", level: config.logLevel, debugContent: config.logDebugContent });
+  const byokModelIds = new Set(config.byokModelIds);
   const { ca } = await loadOrCreateCa(config.caDir, config.interceptDomains, log);
 
   let nc: NatsConnection | undefined;

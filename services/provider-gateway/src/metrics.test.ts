@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { ModelFailureKind, StopReason } from "@byok/contracts";
 import { createMetricsRegistry } from "@byok/platform";
-import { parseMetricsText } from "@byok/platform/testing/prometheus-text";
+import { parseMetricsText } from "@byok/test-support/prometheus-text";
 import { createProviderGatewayMetrics, REJECTED_LIMITS } from "./metrics.ts";
 
 function setup() {

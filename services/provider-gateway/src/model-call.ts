@@ -11,6 +11,7 @@
 import type { ModelRequest } from "@byok/contracts";
 import { ModelFailureKind } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
+import type { Clock } from "@byok/platform/clock";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { ModelEventWriter, ProtocolViolation, type EmitModelEvent } from "./events.ts";
 import type { UpstreamObserver } from "./metrics.ts";
@@ -26,6 +27,8 @@ export interface ModelCallOptions {
   readonly maxRetryAfterMs?: number;
   /** Backoff overrides (tests). */
   readonly backoff?: Partial<Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">>;
+  /** Times the waits before retries (default: the system clock). */
+  readonly clock?: Clock;
   /** Told when the upstream request goes out and when body chunks arrive (metrics.ts). */
   readonly observer?: UpstreamObserver;
 }
@@ -57,6 +60,7 @@ export async function runModelCall(adapter: BoundAdapter, request: ModelRequest,
       return prepared.send(signal);
     };
     const opened = await openWithRetries(send, adapter.toSendFailure, policy, upstream.signal, {
+      clock: options.clock,
       onRetry: (attempt, failure, delayMs) =>
         options.log.warn({ attempt, failure_kind: ModelFailureKind[failure.kind], http_status: failure.httpStatus, delay_ms: delayMs }, "retrying model request before the first byte"),
     });

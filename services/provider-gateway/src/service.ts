@@ -32,7 +32,7 @@ export interface ProviderGateway {
 }
 
 export async function startProviderGateway(config: ProviderGatewayConfig, overrides: ProviderGatewayOverrides = {}): Promise<ProviderGateway> {
-  const log = overrides.log ?? createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.debugContent });
+  const log = overrides.log ?? createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.logDebugContent });
   const adapters = bindRoutes(config.routes, log);
   const nc = overrides.nc ?? (await connectNats(config.natsUrl, "provider-gateway", log));
   const registry = createMetricsRegistry("provider-gateway", config.metrics);

@@ -1,10 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { blobIdOf } from "./blob-id.ts";
 import { KvError } from "./kv-channel.ts";
 import { kvTestClient } from "./test-client.ts";
 
 const bytes = new TextEncoder().encode('{"role":"system","content":"You are a test."}');
 const id = blobIdOf(bytes);
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("KV channel", () => {
   it("numbers requests from 0 and resolves a SET on its acknowledgement", async () => {
@@ -46,14 +50,24 @@ describe("KV channel", () => {
   });
 
   it("fails a SET the client refuses or does not answer in time", async () => {
-    const client = kvTestClient({ setTimeoutMs: 30 });
+    vi.useFakeTimers();
+    const client = kvTestClient({ setTimeoutMs: 30_000 });
     const refused = client.kv.set(id, bytes);
     client.ackSet(0, "disk full");
     await expect(refused).rejects.toMatchObject({ kind: "client_error" });
 
-    await expect(client.kv.set(id, bytes)).rejects.toMatchObject({ kind: "timeout" });
+    const unanswered = client.kv.set(id, bytes);
+    const outcome = unanswered.then(
+      () => "resolved",
+      (err: unknown) => err,
+    );
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(client.kv.pendingCount).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await outcome).toMatchObject({ kind: "timeout" });
     // A late answer for the timed-out id is ignored.
     client.ackSet(1);
+    expect(client.kv.pendingCount).toBe(0);
   });
 
   it("checks GET answers against the blob id", async () => {
