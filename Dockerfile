@@ -19,6 +19,8 @@ COPY packages/cursor-protocol/package.json packages/cursor-protocol/
 COPY packages/model-stream/package.json packages/model-stream/
 COPY packages/platform/package.json packages/platform/
 COPY packages/store-client/package.json packages/store-client/
+COPY packages/local-infra/package.json packages/local-infra/
+COPY packages/test-support/package.json packages/test-support/
 COPY services/admin/package.json services/admin/
 COPY services/cursor-adapter/package.json services/cursor-adapter/
 COPY services/edge-proxy/package.json services/edge-proxy/

@@ -36,7 +36,7 @@ const SOURCES: readonly SchemaSource[] = [
 ];
 
 /** Files whose doc comments describe shared variables (the service's own file is searched first). */
-const SHARED_SOURCES = ["packages/platform/src/config.ts"];
+const SHARED_SOURCES = ["packages/platform/src/config.ts", "packages/platform/src/metrics.ts"];
 
 /** Doc comments of `NAME: ...` properties in a source file, by name. */
 function docComments(file: string): Map<string, string> {

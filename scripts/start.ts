@@ -19,7 +19,9 @@
  *   NATS_URL         NATS with JetStream; unset = nats-server from PATH, store in DATA_DIR/nats (port EMBEDDED_NATS_PORT, default 42229)
  *   .env             loaded first if present (provider keys, e.g. OPENAI_API_KEY); existing variables win
  *   LOG_FORMAT       "pretty" (default on a terminal) or "json"
- * Everything else (PORT, PROXY_HOST, PROXY_PORT, LOG_LEVEL, ...) passes through to the services.
+ *   METRICS_PORT_BASE  ops listeners (/metrics, /healthz): service i of METRICS_SERVICES gets port base + i
+ *                    (default 9461: edge-proxy 9461 ... store 9465); 0 = a free port each
+ * Everything else (PORT, PROXY_HOST, PROXY_PORT, LOG_LEVEL, METRICS_HOST, ...) passes through to the services.
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -38,6 +40,8 @@ const READY_TIMEOUT_MS = 60_000;
 /** Start order: store first (migrations), edge proxy last (it forwards to the adapter). */
 const SERVICE_WAVES: readonly (readonly string[])[] = [["store"], ["provider-gateway", "run-worker", "cursor-adapter"], ["edge-proxy"]];
 const SERVICES = SERVICE_WAVES.flat();
+/** Ops listener ports: METRICS_PORT_BASE + the service's index here (on METRICS_HOST, default 127.0.0.1). */
+const METRICS_SERVICES: readonly string[] = ["edge-proxy", "cursor-adapter", "run-worker", "provider-gateway", "store"];
 
 /** The variables that set where each listening service listens (named in "port in use" errors). */
 const LISTEN_VARIABLES: Readonly<Record<string, { what: string; host: string; port: string }>> = {
@@ -88,6 +92,8 @@ function serviceEnv(
     if (adapterUrl !== undefined) env["ADAPTER_URL"] = adapterUrl;
     env["CA_DIR"] ??= join(dataDir, "edge-proxy", "ca");
   }
+  const metricsBase = Number(base["METRICS_PORT_BASE"] || 9461);
+  env["METRICS_PORT"] = String(metricsBase === 0 ? 0 : metricsBase + METRICS_SERVICES.indexOf(service));
   return env;
 }
 
@@ -95,6 +101,9 @@ function serviceEnv(
 function startFailureMessage(service: string, err: ChildStartError, env: NodeJS.ProcessEnv): string {
   const listen = LISTEN_VARIABLES[service];
   const failure = err.failure;
+  if (failure?.code === "EADDRINUSE" && failure.port !== undefined && String(failure.port) === env["METRICS_PORT"]) {
+    return portInUseMessage({ what: `the ${service} ops listener`, host: failure.address ?? env["METRICS_HOST"] ?? "127.0.0.1", port: failure.port, variable: "METRICS_PORT_BASE", alternative: "or 0 for free ports" });
+  }
   if (listen !== undefined && failure?.code === "EADDRINUSE") {
     const port = failure.port ?? Number(env[listen.port]);
     return portInUseMessage({ what: listen.what, host: failure.address ?? env[listen.host] ?? "127.0.0.1", port, variable: listen.port });
@@ -199,14 +208,17 @@ async function main(): Promise<void> {
   // Where the adapter really listens (PORT may be 0): the edge proxy, started after it, forwards there.
   let adapterUrl: string | undefined = env["ADAPTER_URL"];
 
+  const envOf = new Map<string, NodeJS.ProcessEnv>();
   for (const wave of SERVICE_WAVES) {
     const started = wave.map((service) => {
+      const childEnv = serviceEnv(service, env, infra, configPath, keyVariables, adapterUrl, dataDir);
+      envOf.set(service, childEnv);
       const child = new SupervisedChild(
         {
           name: service,
           command: process.execPath,
           args: [resolve(ROOT, "services", service, "src", "main.ts")],
-          env: serviceEnv(service, env, infra, configPath, keyVariables, adapterUrl, dataDir),
+          env: childEnv,
           ipc: true,
         },
         print,
@@ -224,7 +236,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     const failed = results.flatMap((r, i) => (r.status === "rejected" ? [{ service: started[i]!.name, err: r.reason as Error }] : []));
     if (failed.length > 0) {
-      for (const { service, err } of failed) console.error(`npm start: ${err instanceof ChildStartError ? startFailureMessage(service, err, env) : err.message}`);
+      for (const { service, err } of failed) console.error(`npm start: ${err instanceof ChildStartError ? startFailureMessage(service, err, envOf.get(service) ?? env) : err.message}`);
       await shutdown(1);
     }
     const adapter = started.find((c) => c.name === "cursor-adapter");

@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HARNESS_MOCK_KEY_ENV, writeHarnessGatewayConfig } from "./support/gateway-harness.ts";
-import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./support/infra.ts";
-import { startMockLlm, type MockLlm } from "./support/mock-llm.ts";
+import { HARNESS_MOCK_KEY_ENV, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { exitWithin, readAddresses, ROOT, startSupervisor, waitUntilReady, type Supervisor } from "./start-support.ts";
 
 const run = promisify(execFile);
@@ -54,6 +54,7 @@ beforeAll(async () => {
     UPSTREAM_ORIGIN: "http://127.0.0.1:9",
     LOG_LEVEL: "warn",
     LOG_FORMAT: "json",
+    METRICS_PORT_BASE: "0",
   });
   await waitUntilReady(gateway);
 }, 120_000);

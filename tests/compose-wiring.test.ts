@@ -18,10 +18,11 @@ import { parseEnv, promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dockerfileEnv, loadComposeProject, serviceEnvironment, type ComposeProject } from "./compose/compose-file.ts";
 import { planLocalCompose, startLocalCompose, type LocalCompose, type LocalComposePlan } from "./compose/local-compose.ts";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { FakeCursorClient } from "./support/fake-cursor/index.ts";
-import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./support/infra.ts";
-import { providerFixture, startMockLlm, type MockLlm } from "./support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { FakeCursorClient } from "@byok/test-support/fake-cursor";
+import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");

@@ -20,8 +20,8 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectThroughProxy, proxyAuthorization } from "../services/edge-proxy/src/test-support/proxy-client.ts";
 import { freePort } from "./compose/local-compose.ts";
-import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "./support/infra.ts";
-import { startMockLlm, type MockLlm } from "./support/mock-llm.ts";
+import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const run = promisify(execFile);

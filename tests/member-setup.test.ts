@@ -42,11 +42,11 @@ function repoFiles(): string[] {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "byok-setup-"));
+  const gatewayFile = (): string => JSON.stringify({ providers: { p: { kind: "openai-chat", baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "KEY" } }, models: [{ id: "m", displayName: "M", provider: "p", upstreamModel: "m" }] });
   const start = (name: string) =>
-    startEdgeProxy(loadConfig({ PROXY_PORT: "0", CA_DIR: join(dir, name), UPSTREAM_ORIGIN: "http://127.0.0.1:9", ADAPTER_URL: "http://127.0.0.1:9" }), {
+    startEdgeProxy(loadConfig({ PROXY_PORT: "0", CA_DIR: join(dir, name), UPSTREAM_ORIGIN: "http://127.0.0.1:9", ADAPTER_URL: "http://127.0.0.1:9" }, gatewayFile), {
       log: silentLogger(),
       members: directory,
-      byokModelIds: [],
     });
   proxy = await start("ca");
   other = await start("other-ca");

@@ -13,11 +13,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { BusError, busRequest, connectNats, silentLogger } from "@byok/platform";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { FakeCursorClient } from "./support/fake-cursor/index.ts";
-import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "./support/gateway-harness.ts";
-import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "./support/infra.ts";
-import { providerFixture, startMockLlm, type MockLlm } from "./support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { FakeCursorClient } from "@byok/test-support/fake-cursor";
+import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 import {
   exitWithin,
   hasExited,
@@ -57,6 +58,7 @@ describe("npm start", () => {
     UPSTREAM_ORIGIN: "http://127.0.0.1:9",
     LOG_FORMAT: "json",
     LOG_LEVEL: "info",
+    METRICS_PORT_BASE: "0",
     ...overrides,
   });
   const start = (...args: Parameters<typeof startSupervisor>): Supervisor => {
@@ -103,6 +105,13 @@ describe("npm start", () => {
     await waitUntilReady(s);
     // Each service's own "started" line reaches the shared stream (output may trail the readiness message).
     await waitFor(() => SERVICES.every((service) => logsOf(s, service).some((e) => e["msg"] === `${service} started`)), "every service's started line", 10_000);
+    // npm start turns every service's ops listener on; /metrics answers.
+    for (const service of SERVICES) {
+      const ops = logsOf(s, service).find((e) => e["msg"] === "ops listener (metrics, health) listening");
+      expect(ops, `${service} ops listener\n${s.context()}`).toBeDefined();
+      const metrics = await fetch(`http://127.0.0.1:${Number(ops?.["port"])}/metrics`);
+      expect(await metrics.text(), service).toContain(`service="${service}"`);
+    }
 
     // The adapter listens on a random port (PORT=0); the edge proxy was pointed at it.
     const addresses = readAddresses(join(dir, "data"));

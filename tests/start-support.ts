@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import net from "node:net";
 import { createInterface } from "node:readline";
-import { waitFor } from "./support/infra.ts";
+import { waitFor } from "@byok/test-support/infra";
 
 export const ROOT = new URL("../", import.meta.url).pathname;
 

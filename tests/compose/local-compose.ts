@@ -33,10 +33,12 @@ const CONTAINER_WORKDIR = "/app";
 const WILDCARD = new Set(["0.0.0.0", "::"]);
 
 /** Which variables set where each gateway service listens (as its config reads them). */
-export const LISTEN_VARIABLES: Readonly<Record<string, { host: string; port: string }>> = {
-  "cursor-adapter": { host: "HOST", port: "PORT" },
-  "edge-proxy": { host: "PROXY_HOST", port: "PROXY_PORT" },
+export const LISTEN_VARIABLES: Readonly<Record<string, readonly { host: string; port: string }[]>> = {
+  "cursor-adapter": [{ host: "HOST", port: "PORT" }],
+  "edge-proxy": [{ host: "PROXY_HOST", port: "PROXY_PORT" }],
 };
+/** Every service's ops listener (/metrics, /healthz): in compose each container has its own; here each process needs its own port. */
+const OPS_LISTENER = { host: "METRICS_HOST", port: "METRICS_PORT" };
 
 export interface StandIns {
   /** "<infrastructure service>:<container port>" -> local "host:port", e.g. { "nats:4222": "127.0.0.1:4222" }. */
@@ -89,15 +91,16 @@ export async function planLocalCompose(project: ComposeProject, imageEnv: Readon
   // Listening ports first: a URL elsewhere may point at them.
   const endpoints: Record<string, string> = { ...standIns.endpoints };
   const listening: Record<string, number> = {};
-  for (const [name, vars] of Object.entries(LISTEN_VARIABLES)) {
-    const env = envs.get(name);
-    const containerPort = env?.[vars.port];
-    if (env === undefined || containerPort === undefined) continue;
-    const port = await freePort();
-    listening[`${name}:${containerPort}`] = port;
-    endpoints[`${name}:${containerPort}`] = `127.0.0.1:${port}`;
-    env[vars.port] = String(port);
-    if (WILDCARD.has(env[vars.host] ?? "")) env[vars.host] = "127.0.0.1";
+  for (const [name, env] of envs) {
+    for (const vars of [...(LISTEN_VARIABLES[name] ?? []), OPS_LISTENER]) {
+      const containerPort = env[vars.port];
+      if (containerPort === undefined || containerPort === "" || containerPort === "0") continue;
+      const port = await freePort();
+      listening[`${name}:${containerPort}`] = port;
+      endpoints[`${name}:${containerPort}`] = `127.0.0.1:${port}`;
+      env[vars.port] = String(port);
+      if (WILDCARD.has(env[vars.host] ?? "")) env[vars.host] = "127.0.0.1";
+    }
   }
 
   const hostPattern = new RegExp(`(//|@)(${serviceNames.map((n) => n.replace(/[-.]/g, "\\$&")).join("|")}):(\\d+)`, "g");
@@ -120,12 +123,15 @@ export async function planLocalCompose(project: ComposeProject, imageEnv: Readon
   }
 
   const processes: ProcessPlan[] = [];
+  // Replicas of one service share its env here, so their ops ports would collide: only the first replica keeps one.
   for (const name of startOrder(project.document).filter((n) => services.includes(n))) {
     const service = project.document.services[name]!;
     const [program, ...args] = commandOf(service);
     if (program !== "node") throw new Error(`${name}: command ${program} is not node`);
     for (let replica = 1; replica <= (service.deploy?.replicas ?? 1); replica++) {
-      processes.push({ service: name, replica, command: process.execPath, args, env: { ...envs.get(name)! } });
+      const env = { ...envs.get(name)! };
+      if (replica > 1 && env[OPS_LISTENER.port] !== undefined) env[OPS_LISTENER.port] = "0";
+      processes.push({ service: name, replica, command: process.execPath, args, env });
     }
   }
   return {

@@ -7,5 +7,5 @@ import { loadConfig } from "./config.ts";
 import { startEdgeProxy } from "./service.ts";
 
 const config = loadConfigOrExit(() => loadConfig(process.env));
-const log = createLogger({ service: "edge-proxy", level: config.logLevel, debugContent: config.debugContent });
+const log = createLogger({ service: "edge-proxy", level: config.logLevel, debugContent: config.logDebugContent });
 await runService("edge-proxy", log, () => startEdgeProxy(config, { log }), { endpoints: (proxy) => ({ url: proxy.url, caFile: proxy.caCertFile }) });
