@@ -166,7 +166,10 @@ describe("npm start", () => {
       const ready = s.stderr.join("\n");
       expect(ready).toContain(`Cursor proxy: ${addresses.proxyUrl}`);
       expect(ready).toContain(`team CA: ${addresses.caFile}`);
-      expect(ready).toMatch(/next: npm run admin -- create <name>/);
+      const last = s.stderr.find((l) => l.includes("next:")) ?? "";
+      expect(last).toMatch(/next: npm run admin -- create <name>, then .*npm run setup -- --gateway /);
+      expect(last).toContain(addresses.proxyUrl);
+      expect(last).toContain(addresses.caFile);
       expect(addresses).toMatchObject({ state: "running", natsUrl: bus.natsUrl, busPrefix: bus.prefix, caFile: join(dir, "data", "edge-proxy", "ca", "ca.crt") });
       expect(Object.keys(addresses.services).sort()).toEqual([...SERVICES].sort());
 

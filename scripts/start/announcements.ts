@@ -25,7 +25,7 @@ export function readyLines(info: { proxyUrl: string; proxyListen: string; caFile
   return [
     `gateway ready. Cursor proxy: ${info.proxyUrl}${lan ? ` (listening on every interface; members elsewhere use ${memberProxy} or this machine's address)` : " (this machine only; PROXY_HOST=0.0.0.0 opens it to the LAN)"}`,
     `team CA: ${info.caFile} (also served at ${info.proxyUrl}/ca.crt)`,
-    `next: npm run admin -- create <name>, then on the member's machine: npm run setup -- --gateway ${memberProxy} --key <key>. Ctrl-C stops the gateway.`,
+    `next: npm run admin -- create <name>, then on the member's machine: npm run setup -- --gateway ${memberProxy} --key <key> (proxy ${info.proxyUrl}, team CA ${info.caFile}). Ctrl-C stops the gateway.`,
   ];
 }
 
