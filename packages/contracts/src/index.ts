@@ -43,5 +43,6 @@ export { STORE_OPERATIONS } from "./store-api.ts";
 export type { StoreOperation, StoreOperationName, StoreOperations, StoreRequest, StoreResponse } from "./store-api.ts";
 export * from "./gen/byok/v1/history_pb.js";
 export * from "./gen/byok/v1/model_pb.js";
+export * from "./gen/byok/v1/peers_pb.js";
 export * from "./gen/byok/v1/run_pb.js";
 export * from "./gen/byok/v1/store_pb.js";

@@ -23,6 +23,15 @@ export interface BusNames {
   providerCancel(callId: ProviderCallId): string;
   store(operation: string): string;
   readonly storeWildcard: string;
+  /** Served by the cursor adapter instance that holds the request's RunSSE: forwarded appends, owner probes. */
+  adapterRun(requestId: RunId): string;
+  /** An empty message when an adapter instance starts serving `adapterRun(requestId)`. */
+  adapterRunOwner(requestId: RunId): string;
+  /** A run's route as one edge proxy decided it (and the answers to route queries). */
+  edgeRoute(requestId: RunId): string;
+  edgeRouteQuery(requestId: RunId): string;
+  /** Every route query (each edge proxy listens; the one that knows the route answers). */
+  readonly allEdgeRouteQueries: string;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -50,6 +59,11 @@ export function busNames(prefix = "byok"): BusNames {
     providerCancel: (callId) => `${prefix}.provider.cancel.${callId.replace(/[^A-Za-z0-9_-]/g, "_")}`,
     store: (operation) => `${prefix}.store.${operation}`,
     storeWildcard: `${prefix}.store.>`,
+    adapterRun: (requestId) => `${prefix}.adapter.run.${assertSubjectToken(requestId, "request id")}`,
+    adapterRunOwner: (requestId) => `${prefix}.adapter.owner.${assertSubjectToken(requestId, "request id")}`,
+    edgeRoute: (requestId) => `${prefix}.edge.route.${assertSubjectToken(requestId, "request id")}`,
+    edgeRouteQuery: (requestId) => `${prefix}.edge.route-query.${assertSubjectToken(requestId, "request id")}`,
+    allEdgeRouteQueries: `${prefix}.edge.route-query.*`,
   };
 }
 
@@ -65,4 +79,6 @@ export const CALLER_PROBE_HEADER = "Byok-Caller-Probe";
 export const QUEUE_GROUPS = {
   store: "store",
   providerGateway: "provider-gateway",
+  /** The owner of a request id (one at a time; the group keeps a forwarded append from reaching two instances). */
+  adapterRunOwner: "run-owner",
 } as const;

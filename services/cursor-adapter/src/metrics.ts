@@ -13,9 +13,15 @@
  *     KV blob requests to the client (op set | get), from sending the request
  *     to its answer: outcome ok, client_error, hash_mismatch, timeout, or
  *     closed (the run ended while it waited).
+ *   byok_adapter_forwarded_appends_total{outcome}         counter
+ *     BidiAppends this instance received for a run whose RunSSE another
+ *     instance holds, by what became of them: accepted or duplicate (the
+ *     owner's answer), rejected (the owner refused it), no_owner (no RunSSE
+ *     reached any instance in time), failed (the owner could not be reached).
  */
 import { Counter, Gauge, Histogram, secondsSince, type Registry } from "@byok/platform";
 import type { KvErrorKind } from "./checkpoint/kv-channel.ts";
+import type { ForwardOutcome } from "./transport/run-router.ts";
 
 export type KvOp = "set" | "get";
 export type KvOutcome = "ok" | KvErrorKind;
@@ -25,6 +31,7 @@ export interface CursorAdapterMetrics {
   runSseEnded(end: RunSseEnd): void;
   /** A KV request was answered or gave up; `startedMs` is performance.now() when it was sent. */
   kvRoundTrip(op: KvOp, outcome: KvOutcome, startedMs: number): void;
+  appendForwarded(outcome: ForwardOutcome): void;
 }
 
 export interface CursorAdapterMetricSources {
@@ -59,7 +66,16 @@ export function createCursorAdapterMetrics(registry: Registry, sources: CursorAd
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
+  const forwarded = new Counter({
+    name: "byok_adapter_forwarded_appends_total",
+    help: "BidiAppends forwarded to the adapter instance holding the run's RunSSE, by outcome.",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
   return {
+    appendForwarded(outcome) {
+      forwarded.inc({ outcome });
+    },
     runSseEnded(end) {
       streams.inc({ end });
     },

@@ -10,6 +10,7 @@ import type { CursorAdapterConfig } from "./config.ts";
 import { startAdapterServer, type AdapterServer } from "./connect/http-server.ts";
 import { createCursorAdapterMetrics } from "./metrics.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
+import { natsPeerLink } from "./transport/nats-peer-link.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
 
 export interface CursorAdapterOverrides {
@@ -69,6 +70,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       heartbeatMs: config.heartbeatMs,
       runWaitMs: config.runWaitMs,
       endGraceMs: config.endGraceMs,
+      ...(nc === undefined ? {} : { peers: natsPeerLink(nc, busNames(config.busPrefix), log) }),
       metrics,
       log,
     });

@@ -8,7 +8,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { agent, type aiserver } from "@byok/cursor-protocol";
 
 export type DecodedAppend =
-  | { kind: "ok"; requestId: string; seqno: number; message: agent.AgentClientMessage }
+  | { kind: "ok"; requestId: string; seqno: number; message: agent.AgentClientMessage; bytes: Uint8Array }
   | { kind: "invalid"; message: string };
 
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
@@ -22,14 +22,15 @@ export function decodeBidiAppend(request: aiserver.BidiAppendRequest): DecodedAp
     return invalid(request.dataBinary.length > 0 ? "data_binary is not supported; send data as hex" : "data is empty");
   }
   if (!HEX.test(request.data)) return invalid("data is not a hex string of even length");
+  const bytes = Buffer.from(request.data, "hex");
   let message: agent.AgentClientMessage;
   try {
-    message = fromBinary(agent.AgentClientMessageSchema, Buffer.from(request.data, "hex"));
+    message = fromBinary(agent.AgentClientMessageSchema, bytes);
   } catch {
     return invalid("data does not decode as an AgentClientMessage");
   }
   if (message.message.case === undefined) return invalid("data holds an AgentClientMessage with no message set");
-  return { kind: "ok", requestId, seqno: Number(seqno), message };
+  return { kind: "ok", requestId, seqno: Number(seqno), message, bytes };
 }
 
 function invalid(message: string): DecodedAppend {

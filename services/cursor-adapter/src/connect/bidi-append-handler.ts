@@ -8,13 +8,13 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { aiserver } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
-import type { RunRegistry } from "../transport/run-registry.ts";
+import type { RunRouter } from "../transport/run-router.ts";
 import { decodeBidiAppend } from "./append-decoding.ts";
 import { connectError } from "./connect-errors.ts";
 import { memberIdOf, sessionHeaders } from "./request-identity.ts";
 
 export interface BidiAppendDeps {
-  registry: RunRegistry;
+  router: RunRouter;
   log: Logger;
 }
 
@@ -25,11 +25,12 @@ export function createBidiAppendHandler(deps: BidiAppendDeps) {
       deps.log.info({ request_id: request.requestId?.requestId, reason: decoded.message }, "invalid BidiAppend");
       throw connectError("invalid_argument", decoded.message);
     }
-    const outcome = await deps.registry.append({
+    const outcome = await deps.router.append({
       requestId: decoded.requestId,
       memberId: memberIdOf(ctx.requestHeader),
       seqno: decoded.seqno,
       message: decoded.message,
+      bytes: decoded.bytes,
       headers: decoded.seqno === 0 ? sessionHeaders(ctx.requestHeader) : {},
     });
     switch (outcome.kind) {

@@ -9,7 +9,9 @@ import type { AddressInfo } from "node:net";
 import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import type { Logger, ModelConfig } from "@byok/platform";
 import type { CursorAdapterMetrics } from "../metrics.ts";
+import type { PeerLink } from "../transport/peer-link.ts";
 import { RunRegistry } from "../transport/run-registry.ts";
+import { RunRouter, type ForwardOutcome } from "../transport/run-router.ts";
 import type { RunSessionFactory } from "../transport/session-port.ts";
 import { registerRoutes } from "./routes.ts";
 
@@ -29,6 +31,8 @@ export interface AdapterServerOptions {
   heartbeatMs: number;
   runWaitMs: number;
   endGraceMs: number;
+  /** The other adapter instances (undefined: this one is alone, e.g. transport tests without NATS). */
+  peers?: PeerLink;
   metrics: CursorAdapterMetrics;
   log: Logger;
 }
@@ -46,14 +50,23 @@ export interface AdapterServer {
 
 export async function startAdapterServer(options: AdapterServerOptions): Promise<AdapterServer> {
   const { log } = options;
-  const registry = new RunRegistry({
+  const registry: RunRegistry = new RunRegistry({
     factory: options.factory,
     log,
     runWaitMs: options.runWaitMs,
     endGraceMs: options.endGraceMs,
+    onForgotten: (requestId) => runRouter.forgotten(requestId),
+  });
+  const runRouter = new RunRouter({
+    registry,
+    check: (runRequest) => options.factory.check(runRequest),
+    peers: options.peers,
+    log,
+    runWaitMs: options.runWaitMs,
+    onForwarded: (outcome: ForwardOutcome) => options.metrics.appendForwarded(outcome),
   });
   const handler = connectNodeAdapter({
-    routes: (router) => registerRoutes(router, { registry, models: options.models, heartbeatMs: options.heartbeatMs, metrics: options.metrics, log }),
+    routes: (router) => registerRoutes(router, { router: runRouter, models: options.models, heartbeatMs: options.heartbeatMs, metrics: options.metrics, log }),
     readMaxBytes: MAX_REQUEST_BYTES,
     fallback: answerOutsideConnect,
   });
@@ -84,7 +97,7 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
     stop: () => {
       stopped ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        registry.shutdown();
+        runRouter.shutdown();
         // Once the responses in flight (the EndStreams written by shutdown) are
         // done, no socket carries anything we owe a client.
         const force = setTimeout(() => server.closeAllConnections(), STOP_DRAIN_MS);

@@ -13,13 +13,13 @@ import {
   usableModelsResponse,
 } from "../models/model-catalog.ts";
 import type { CursorAdapterMetrics } from "../metrics.ts";
-import type { RunRegistry } from "../transport/run-registry.ts";
+import type { RunRouter } from "../transport/run-router.ts";
 import { createBidiAppendHandler } from "./bidi-append-handler.ts";
 import { createRunSseHandler } from "./run-sse-handler.ts";
 import { serverConfigResponse } from "./server-config.ts";
 
 export interface RouteDeps {
-  registry: RunRegistry;
+  router: RunRouter;
   models: readonly ModelConfig[];
   heartbeatMs: number;
   metrics: CursorAdapterMetrics;

@@ -10,12 +10,13 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import type { CursorAdapterMetrics } from "../metrics.ts";
-import type { DetachReason, RunRegistry } from "../transport/run-registry.ts";
+import type { DetachReason } from "../transport/run-registry.ts";
+import type { RunRouter } from "../transport/run-router.ts";
 import { connectError } from "./connect-errors.ts";
 import { memberIdOf } from "./request-identity.ts";
 
 export interface RunSseDeps {
-  registry: RunRegistry;
+  router: RunRouter;
   heartbeatMs: number;
   metrics: CursorAdapterMetrics;
   log: Logger;
@@ -30,7 +31,7 @@ export function createRunSseHandler(deps: RunSseDeps) {
   return async function* runSse(request: agent.BidiRequestId, ctx: HandlerContext): AsyncGenerator<agent.AgentServerMessage> {
     const requestId = request.requestId;
     if (requestId === "") throw connectError("invalid_argument", "request_id is missing");
-    const attached = deps.registry.attach(requestId, memberIdOf(ctx.requestHeader));
+    const attached = await deps.router.attach(requestId, memberIdOf(ctx.requestHeader));
     if (attached.kind === "rejected") {
       deps.log.info({ request_id: requestId, code: attached.code, reason: attached.message }, "RunSSE rejected");
       throw connectError(attached.code, attached.message);

@@ -23,6 +23,8 @@ export interface RunRegistryOptions {
   maxEarlyAppends?: number;
   /** Request ids tracked at once. */
   maxSlots?: number;
+  /** Called when a request id is forgotten (its grace period passed, or shutdown). */
+  onForgotten?: (requestId: string) => void;
 }
 
 export interface Rejection {
@@ -77,11 +79,16 @@ export class RunRegistry {
   private readonly options: Required<RunRegistryOptions>;
 
   constructor(options: RunRegistryOptions) {
-    this.options = { maxEarlyAppends: 1024, maxSlots: 10_000, ...options };
+    this.options = { maxEarlyAppends: 1024, maxSlots: 10_000, ...options, onForgotten: options.onForgotten ?? (() => {}) };
   }
 
   get size(): number {
     return this.slots.size;
+  }
+
+  /** The member a known request id is bound to. */
+  memberOf(requestId: string): string | undefined {
+    return this.slots.get(requestId)?.memberId;
   }
 
   /** Runs with an open session whose stream has not ended (metrics; walks the slots). */
@@ -193,7 +200,9 @@ export class RunRegistry {
       }
       this.clearTimer(slot);
     }
+    const known = [...this.slots.keys()];
     this.slots.clear();
+    for (const requestId of known) this.options.onForgotten(requestId);
   }
 
   private create(requestId: string, memberId: string): Slot | undefined {
@@ -261,6 +270,7 @@ export class RunRegistry {
     const session = slot.phase.session;
     for (const { seqno, message } of slot.sequencer.takeReady()) {
       if (seqno === 0) continue;
+      slot.log.debug({ append_seqno: seqno, kind: message.message.case }, "append delivered");
       try {
         session.deliver(message);
       } catch (err) {
@@ -305,7 +315,9 @@ export class RunRegistry {
 
   private streamEnded(slot: Slot): void {
     this.setTimer(slot, this.options.endGraceMs, () => {
-      if (this.slots.get(slot.requestId) === slot) this.slots.delete(slot.requestId);
+      if (this.slots.get(slot.requestId) !== slot) return;
+      this.slots.delete(slot.requestId);
+      this.options.onForgotten(slot.requestId);
     });
   }
 

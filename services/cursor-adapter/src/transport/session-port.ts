@@ -9,19 +9,27 @@
 import type { agent, aiserver } from "@byok/cursor-protocol";
 
 /** Lowercase Connect error codes used on the wire. */
-export type ConnectCode =
-  | "canceled"
-  | "unknown"
-  | "invalid_argument"
-  | "deadline_exceeded"
-  | "not_found"
-  | "permission_denied"
-  | "resource_exhausted"
-  | "failed_precondition"
-  | "aborted"
-  | "unavailable"
-  | "internal"
-  | "unauthenticated";
+export const CONNECT_CODES = [
+  "canceled",
+  "unknown",
+  "invalid_argument",
+  "deadline_exceeded",
+  "not_found",
+  "permission_denied",
+  "resource_exhausted",
+  "failed_precondition",
+  "aborted",
+  "unavailable",
+  "internal",
+  "unauthenticated",
+] as const;
+
+export type ConnectCode = (typeof CONNECT_CODES)[number];
+
+/** A code received from elsewhere (another adapter instance), if it is one of ours. */
+export function parseConnectCode(value: string): ConnectCode | undefined {
+  return (CONNECT_CODES as readonly string[]).includes(value) ? (value as ConnectCode) : undefined;
+}
 
 export type EndOutcome =
   | { kind: "ok" }
