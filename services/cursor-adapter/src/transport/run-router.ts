@@ -167,9 +167,8 @@ export class RunRouter {
     if (this.waitingCount >= this.options.maxWaiting) return rejected("resource_exhausted", "too many appends are waiting for their RunSSE");
     const requestId = append.requestId;
     const deadline = Date.now() + runWaitMs;
-    let signal = false;
-    let wake: () => void = () => void (signal = true);
-    const onOwner = (): void => wake();
+    const wakeup = new Wakeup();
+    const onOwner = (): void => wakeup.fire();
     const wakes = this.waiting.get(requestId) ?? new Set();
     wakes.add(onOwner);
     this.waiting.set(requestId, wakes);
@@ -180,7 +179,7 @@ export class RunRouter {
       for (;;) {
         if (this.stopped) return rejected("unavailable", "the gateway is shutting down");
         if (await this.ownsNow(requestId)) return await registry.append(append);
-        signal = false;
+        wakeup.clear();
         const result = await peers.forward(append, runWaitMs + ANSWER_MARGIN_MS);
         switch (result.kind) {
           case "answered":
@@ -202,16 +201,7 @@ export class RunRouter {
           this.options.onForwarded("no_owner");
           return rejected("deadline_exceeded", `no RunSSE stream for this request id reached the gateway within ${runWaitMs} ms`);
         }
-        if (!signal) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => resolve(), Math.min(retryMs, left));
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = () => void (signal = true);
-        }
+        await wakeup.wait(Math.min(retryMs, left));
         retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
       }
     } finally {
@@ -246,6 +236,38 @@ export class RunRouter {
     const owner = this.options.registry.memberOf(requestId);
     if (owner !== undefined && owner !== memberId) return { code: "permission_denied", message: "this request id belongs to another member" };
     return { code: "failed_precondition", message: "a RunSSE stream is already open for this request id" };
+  }
+}
+
+/** A wake-up call that is not lost when it comes before the wait. */
+class Wakeup {
+  private pending = false;
+  private resolve: (() => void) | undefined;
+
+  fire(): void {
+    if (this.resolve) this.resolve();
+    else this.pending = true;
+  }
+
+  clear(): void {
+    this.pending = false;
+  }
+
+  /** Resolves at the next (or an unconsumed earlier) fire, or after `ms`. */
+  wait(ms: number): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.resolve = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.resolve = done;
+    });
   }
 }
 
