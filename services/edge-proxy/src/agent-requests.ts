@@ -5,7 +5,8 @@
  * run's first append has decided the route and is then streamed to it.
  *
  * Every request id and conversation id is bound to the member that first used
- * it; another member gets 403.
+ * it; another member gets 403. A route this proxy did not decide is asked of
+ * the other proxy instances (route-exchange.ts) while the request waits.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ENVELOPE_COMPRESSED, ENVELOPE_END_STREAM, decodeContent, headerValue, parseEnvelopes, readBody } from "./http-body.ts";
@@ -43,15 +44,25 @@ async function readRouted(req: IncomingMessage, res: ServerResponse): Promise<Bu
   return undefined;
 }
 
-/** Waits for the route of `requestId` and forwards; 504 when nothing decides it in time. */
+/**
+ * Waits for the route of `requestId` (decided here or by another proxy) and
+ * forwards; 504 when nothing decides it in time.
+ */
 async function forwardWhenDecided(requestId: string, req: IncomingMessage, res: ServerResponse, body: Buffer, tunnel: TunnelInfo, deps: InterceptDeps): Promise<void> {
   const abort = new AbortController();
   const onClose = (): void => abort.abort();
   res.once("close", onClose);
+  const asking = new AbortController();
+  void deps.exchange.lookup(requestId, asking.signal).then((remote) => {
+    if (remote) deps.routes.learn(requestId, remote.memberId, remote.route);
+  });
   const wait = await deps.routes.waitForRoute(requestId, deps.routeWaitMs, abort.signal);
+  asking.abort();
   res.off("close", onClose);
   switch (wait.kind) {
     case "decided":
+      // Another proxy's decision may bind the request id to another member.
+      if (deps.routes.claimRun(requestId, tunnel.memberId).kind === "forbidden") return forbidden(res, "request id");
       sendTo(wait.route, req, res, body, tunnel, deps);
       return;
     case "timeout":
@@ -85,6 +96,7 @@ export async function handleBidiAppend(req: IncomingMessage, res: ServerResponse
           ? deps.routes.decide(inspection.requestId, tunnel.memberId, "upstream")
           : deps.routes.claimRun(inspection.requestId, tunnel.memberId);
       if (claim.kind === "forbidden") return forbidden(res, "request id");
+      if (inspection.seqno === 0n) deps.exchange.announce(inspection.requestId, tunnel.memberId, claim.route ?? "upstream");
       sendTo(claim.route ?? "upstream", req, res, body, tunnel, deps);
       return;
     }
@@ -100,6 +112,7 @@ export async function handleBidiAppend(req: IncomingMessage, res: ServerResponse
       const route = routeForModel(inspection.modelId, deps.byokModelIds);
       const decided = deps.routes.decide(inspection.requestId, tunnel.memberId, route);
       if (decided.kind === "forbidden") return forbidden(res, "request id");
+      deps.exchange.announce(inspection.requestId, tunnel.memberId, decided.route ?? route);
       log.info({ conversation_id: inspection.conversationId, model_id: inspection.modelId, route: decided.route }, "run routed");
       sendTo(decided.route ?? route, req, res, body, tunnel, deps);
       return;

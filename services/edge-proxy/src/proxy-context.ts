@@ -1,6 +1,7 @@
 /** What request handlers on an intercepted connection work with. */
 import type { Logger } from "@byok/platform";
 import type { EdgeProxyMetrics } from "./metrics.ts";
+import type { RouteExchange } from "./route-exchange.ts";
 import type { RouteTable } from "./route-table.ts";
 import type { Origin } from "./upstream.ts";
 
@@ -17,6 +18,8 @@ export interface InterceptDeps {
   /** The origin for pass-through traffic of a tunnel's host. */
   upstreamFor(tunnel: TunnelInfo): Origin;
   readonly routes: RouteTable;
+  /** The other proxy instances' route decisions. */
+  readonly exchange: RouteExchange;
   readonly byokModelIds: ReadonlySet<string>;
   readonly routeWaitMs: number;
   readonly upstreamUnaryTimeoutMs: number;

@@ -62,4 +62,19 @@ describe("RouteTable", () => {
     expect(t.runMember("r9")).toBe("alice");
     expect(t.runMember("r0")).toBeUndefined();
   });
+
+  it("learns another proxy's decision with its member: waiters wake, a waiter of another member is refused", async () => {
+    const t = new RouteTable({ ttlMs: 60_000 });
+    t.claimRun("r1", "mallory");
+    const waiting = t.waitForRoute("r1", 5_000);
+    t.learn("r1", "alice", "local");
+    await expect(waiting).resolves.toEqual({ kind: "decided", route: "local" });
+    expect(t.claimRun("r1", "mallory")).toEqual({ kind: "forbidden" });
+    expect(t.decision("r1")).toEqual({ memberId: "alice", route: "local" });
+    // A route this proxy decided itself stays.
+    t.decide("r2", "alice", "upstream");
+    t.learn("r2", "bob", "local");
+    expect(t.decision("r2")).toEqual({ memberId: "alice", route: "upstream" });
+    expect(t.decision("unknown")).toBeUndefined();
+  });
 });

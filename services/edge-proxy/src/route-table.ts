@@ -5,8 +5,11 @@
  * requests keep their entry alive. A request id or conversation id belongs to
  * the first member that used it: another member gets `forbidden`.
  *
- * This is a front-line check of one proxy process; the adapter and the store
- * enforce the same binding durably (x-byok-member-id, conversation member_id).
+ * With several proxies a run's route is decided by the proxy that got its
+ * first append; the others learn it (route-exchange.ts) with the member it is
+ * bound to, and keep it here like their own decisions. Conversation bindings
+ * stay per proxy: the store refuses another member's conversation durably, as
+ * the adapter refuses another member's request id (x-byok-member-id).
  */
 import type { RunRoute } from "./routing.ts";
 
@@ -87,6 +90,31 @@ export class RouteTable {
     for (const wake of entry.waiters) wake(route);
     entry.waiters.clear();
     return { kind: "ok", route };
+  }
+
+  /** The run's decided route and its member, if this proxy knows them. */
+  decision(requestId: string): { memberId: string; route: RunRoute } | undefined {
+    const entry = this.#liveRun(requestId);
+    return entry?.route === undefined ? undefined : { memberId: entry.memberId, route: entry.route };
+  }
+
+  /**
+   * Records a route another proxy decided. Its member wins over a member this
+   * proxy bound the request id to while it waited (that one gets `forbidden`
+   * on its next claim); a route this proxy decided itself is kept.
+   */
+  learn(requestId: string, memberId: string, route: RunRoute): void {
+    const entry = this.#liveRun(requestId);
+    if (!entry) {
+      this.#insert<RunEntry>(this.#runs, requestId, { memberId, route, expiresAt: this.#now() + this.#ttlMs, waiters: new Set() });
+      return;
+    }
+    if (entry.route !== undefined) return;
+    entry.memberId = memberId;
+    entry.route = route;
+    entry.expiresAt = this.#now() + this.#ttlMs;
+    for (const wake of entry.waiters) wake(route);
+    entry.waiters.clear();
   }
 
   /** Waits (bounded) until the run's route is decided. Call after claimRun. */

@@ -21,6 +21,7 @@ import { MemberAuthenticator } from "./member-auth.ts";
 import { memberDirectory, type MemberDirectory } from "./member-store.ts";
 import { createEdgeProxyMetrics } from "./metrics.ts";
 import type { TunnelInfo } from "./proxy-context.ts";
+import { LOCAL_ROUTES, natsRouteExchange } from "./route-exchange.ts";
 import { RouteTable } from "./route-table.ts";
 import type { Origin } from "./upstream.ts";
 
@@ -82,11 +83,13 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
   const registry = createMetricsRegistry("edge-proxy", config.metrics);
   const metrics = createEdgeProxyMetrics(registry);
   const routes = new RouteTable({ ttlMs: config.routeTtlMs });
+  const exchange = nc ? natsRouteExchange(nc, busNames(config.busPrefix), routes, log) : LOCAL_ROUTES;
   const interceptor = new Interceptor(
     {
       adapter,
       upstreamFor,
       routes,
+      exchange,
       byokModelIds,
       routeWaitMs: config.routeWaitMs,
       upstreamUnaryTimeoutMs: config.upstreamUnaryTimeoutMs,
@@ -151,6 +154,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
       server.closeAllConnections();
       for (const s of sockets) s.destroy();
       interceptor.close();
+      exchange.close();
       upstreamHttps.destroy();
       adapter.agent.destroy();
       fixedUpstream?.agent.destroy();
