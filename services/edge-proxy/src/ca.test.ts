@@ -72,6 +72,14 @@ describe("team CA", () => {
     expect(permittedDomainsOf(second.ca.cert)).toEqual(["cursor.sh"]);
   });
 
+  it("is created by exactly one of several proxies starting at once on one directory; all load the same CA", async () => {
+    const dir = tempDir();
+    const results = await Promise.all([0, 1, 2].map(() => loadOrCreateCa(dir, ["cursor.sh"], silentLogger())));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.ca.certPem)).size).toBe(1);
+    expect(readFileSync(join(dir, "ca.crt"), "utf8")).toBe(results[0]!.ca.certPem);
+  });
+
   it("tightens a key file that others can read", async () => {
     const dir = tempDir();
     await loadOrCreateCa(dir, ["cursor.sh"], silentLogger());

@@ -1,6 +1,8 @@
 /**
  * The team CA: created on first start in CA_DIR (ca.crt 0644, ca.key 0600, dir
- * 0700), reloaded afterwards. It is constrained (nameConstraints, critical) to
+ * 0700), reloaded afterwards. Several proxies may share CA_DIR and start at
+ * once: the first to link its key into place creates the CA, the others wait
+ * for its certificate and load it. It is constrained (nameConstraints, critical) to
  * the intercepted domains, so even a stolen key cannot mint a certificate that
  * clients accept for any other host.
  *
@@ -11,7 +13,7 @@
  * alternative, is pure JS, has no ECDSA certificates (RSA keys take seconds to
  * generate) and has had signature-verification CVEs.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes, webcrypto } from "node:crypto";
 import * as x509 from "./x509.ts";
@@ -152,16 +154,42 @@ export async function loadOrCreateCa(dir: string, domains: readonly string[], lo
   const haveCert = existsSync(certPath);
   const haveKey = existsSync(keyPath);
   if (haveCert && haveKey) return { ca: await loadCa(dir, domains, log), created: false };
-  if (haveCert !== haveKey) {
+  // A key without its certificate: another proxy is creating the CA right now, or one file was lost.
+  if (haveKey && !haveCert && (await waitForFile(certPath))) return { ca: await loadCa(dir, domains, log), created: false };
+  if (haveCert || haveKey) {
     throw new CaError(`${dir}: found ${haveCert ? CA_CERT_FILE : CA_KEY_FILE} without ${haveCert ? CA_KEY_FILE : CA_CERT_FILE}; restore the missing file or move the directory away`);
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   const { ca, keyPem } = await createCa(domains);
-  writeAtomically(keyPath, keyPem, 0o600);
+  // The key's link is the commit point: it fails when another proxy linked its key first.
+  const tmpKey = `${keyPath}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  writeFileSync(tmpKey, keyPem, { mode: 0o600, flag: "wx" });
+  chmodSync(tmpKey, 0o600);
+  try {
+    linkSync(tmpKey, keyPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    if (!(await waitForFile(certPath))) throw new CaError(`${dir}: another process created ${CA_KEY_FILE} but no ${CA_CERT_FILE} appeared`);
+    return { ca: await loadCa(dir, domains, log), created: false };
+  } finally {
+    unlinkSync(tmpKey);
+  }
   writeAtomically(certPath, ca.certPem, 0o644);
   log.info({ dir, domains, fingerprintSha256: await fingerprint(ca.cert) }, "created team CA");
   return { ca, created: true };
+}
+
+/** How long a proxy waits for the certificate of a CA another proxy is creating. */
+const CA_CREATION_WAIT_MS = 10_000;
+
+async function waitForFile(path: string): Promise<boolean> {
+  const deadline = Date.now() + CA_CREATION_WAIT_MS;
+  while (!existsSync(path)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
 }
 
 /** SHA-256 fingerprint, colon-separated upper-case hex (what OS trust dialogs show). */

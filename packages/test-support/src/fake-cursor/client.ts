@@ -21,6 +21,14 @@ import type { ExecHandlers, QueryHandler } from "./exec.ts";
 
 export interface FakeCursorOptions {
   transport: TransportOptions;
+  /**
+   * Where BidiAppends go instead of `transport` (another adapter instance or
+   * edge proxy): the append with seqno n over appendTransports[n % length].
+   * RunSSE and the unary calls stay on `transport`.
+   */
+  appendTransports?: readonly TransportOptions[];
+  /** Send every BidiAppend a second time, at once, over the next append transport (a client retry or a duplicate). */
+  repeatAppends?: boolean;
   /** Headers on every request (defaults imitate the IDE; an `authorization` is always sent). */
   headers?: Readonly<Record<string, string>>;
   /** Shared blob store (default: a new one). */
@@ -57,12 +65,16 @@ export interface TurnOptions {
 
 export class FakeCursorClient {
   readonly transport: HttpTransport;
+  private readonly appendTransports: readonly HttpTransport[];
+  private readonly repeatAppends: boolean;
   readonly blobs: BlobStore;
   readonly headers: Readonly<Record<string, string>>;
   private readonly runs = new Set<CursorRun>();
 
   constructor(options: FakeCursorOptions) {
     this.transport = new HttpTransport(options.transport);
+    this.appendTransports = (options.appendTransports ?? []).map((t) => new HttpTransport(t));
+    this.repeatAppends = options.repeatAppends === true;
     this.blobs = options.blobs ?? new BlobStore();
     this.headers = { ...IDE_HEADERS, ...options.headers };
   }
@@ -73,7 +85,17 @@ export class FakeCursorClient {
 
   /** Start a run with a hand-built run_request (see buildRunRequest). */
   startRun(options: RunOptions): CursorRun {
-    const run = new CursorRun({ transport: this.transport, blobs: this.blobs, baseHeaders: this.headers }, options);
+    const appendVia = this.appendTransports.length === 0 ? [this.transport] : this.appendTransports;
+    const run = new CursorRun(
+      {
+        transport: this.transport,
+        appendTransport: (seqno) => appendVia[seqno % appendVia.length]!,
+        repeatTransport: this.repeatAppends ? (seqno) => appendVia[(seqno + 1) % appendVia.length]! : undefined,
+        blobs: this.blobs,
+        baseHeaders: this.headers,
+      },
+      options,
+    );
     this.runs.add(run);
     void run.finished.finally(() => this.runs.delete(run));
     return run;
@@ -108,6 +130,7 @@ export class FakeCursorClient {
     for (const run of [...this.runs]) run.disconnect();
     await Promise.allSettled([...this.runs].map((r) => r.finished));
     this.transport.close();
+    for (const t of this.appendTransports) t.close();
   }
 }
 

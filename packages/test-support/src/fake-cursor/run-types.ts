@@ -71,7 +71,12 @@ export interface RunResult {
 }
 
 export interface RunHost {
+  /** RunSSE. */
   readonly transport: HttpTransport;
+  /** Where the append with this seqno goes. */
+  appendTransport(seqno: number): HttpTransport;
+  /** Where a second copy of each append goes (undefined: no copies). */
+  readonly repeatTransport: ((seqno: number) => HttpTransport) | undefined;
   readonly blobs: BlobStore;
   readonly baseHeaders: Readonly<Record<string, string>>;
 }

@@ -23,7 +23,7 @@ import { startExec, startQuery, type ClientHooks } from "./exec.ts";
 import { BIDI_APPEND_PATH, RUN_SSE_PATH, type CheckpointRecord, type KvSet, type RunEnd, type RunHost, type RunOptions, type RunResult } from "./run-types.ts";
 import { readServerStream } from "./server-stream.ts";
 import { checkpointKind, describeTimeline, endLabel, frameLabel, type TimelineEntry } from "./timeline.ts";
-import type { StreamResponse } from "./transport.ts";
+import type { HttpTransport, StreamResponse } from "./transport.ts";
 
 export { BIDI_APPEND_PATH, RUN_SSE_PATH } from "./run-types.ts";
 export type { CheckpointRecord, KvBehaviour, KvSet, RunEnd, RunHost, RunOptions, RunResult } from "./run-types.ts";
@@ -320,18 +320,24 @@ export class CursorRun {
     }
     const entry: Extract<TimelineEntry, { kind: "append" }> = this.record({ kind: "append", label: `${label}@${seqno}`, seqno });
     const endedWhenSent = this.ended;
-    const pending = this.host.transport
-      .unary(BIDI_APPEND_PATH, headers, body)
-      .then((res) => {
-        entry.status = res.status;
-        if (res.status !== 200 && !endedWhenSent && !this.ended)
-          this.violations.push(`BidiAppend ${label}@${seqno} answered HTTP ${res.status}: ${res.body.toString("utf8").slice(0, 300)}`);
-      })
-      .catch((err: unknown) => {
-        if (!this.ended) this.violations.push(`BidiAppend ${label}@${seqno} failed: ${(err as Error).message}`);
-      });
-    this.pendingAppends.add(pending);
-    void pending.finally(() => this.pendingAppends.delete(pending));
+    const send = (transport: HttpTransport, what: string, onStatus: (status: number) => void): Promise<void> => {
+      const sent = transport
+        .unary(BIDI_APPEND_PATH, headers, body)
+        .then((res) => {
+          onStatus(res.status);
+          if (res.status !== 200 && !endedWhenSent && !this.ended)
+            this.violations.push(`${what} ${label}@${seqno} answered HTTP ${res.status}: ${res.body.toString("utf8").slice(0, 300)}`);
+        })
+        .catch((err: unknown) => {
+          if (!this.ended) this.violations.push(`${what} ${label}@${seqno} failed: ${(err as Error).message}`);
+        });
+      this.pendingAppends.add(sent);
+      void sent.finally(() => this.pendingAppends.delete(sent));
+      return sent;
+    };
+    const pending = send(this.host.appendTransport(seqno), "BidiAppend", (status) => (entry.status = status));
+    const repeat = this.host.repeatTransport;
+    if (repeat !== undefined) void send(repeat(seqno), "repeated BidiAppend", () => {});
     return pending;
   }
 
