@@ -6,7 +6,7 @@
  * gateway config file (written to a temp dir) whose BYOK model points at a
  * mock LLM. `stop()` tears everything down and drops the database.
  *
- *   const gw = await startGateway({ workers: 2 });
+ *   const gw = await startGateway({ workers: 2 });   // { adapters: 2, edgeProxies: 2 }: several instances
  *   gw.llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse") });
  *   const result = await gw.client().conversation().send("hi", { modelId: gw.modelId }).finished;
  *   await gw.stop();
@@ -53,6 +53,10 @@ export interface GatewayHarnessOptions {
   providerMaxAttempts?: number;
   /** Also start the edge proxy in front of the adapter (pass-through traffic goes to a closed local port). */
   edgeProxy?: boolean;
+  /** Cursor adapter instances (default 1). */
+  adapters?: number;
+  /** Edge proxy instances (default 1 with `edgeProxy`; more implies `edgeProxy`): proxy i sends its BYOK runs to adapter i mod adapters; they share one CA. */
+  edgeProxies?: number;
   /** NATS server for the whole gateway (default: NATS_URL, the machine's); failure tests pass a private one. */
   natsUrl?: string;
   /** Postgres server (admin database URL) for the test database (default: DATABASE_URL, the machine's). */
@@ -77,8 +81,11 @@ export interface EdgeProxyHandle {
   readonly caCertPem: string;
   /** A member and their gateway key (created in the store). */
   createMember(name: string): Promise<{ memberId: string; key: string }>;
-  /** A fake Cursor client that reaches https://api2.cursor.sh through the proxy with the member's key and the team CA. */
-  client(member: { name: string; key: string }): FakeCursorClient;
+  /**
+   * A fake Cursor client that reaches https://api2.cursor.sh through the proxy with the member's key and the team CA;
+   * `appendVia`: its BidiAppends go through these proxies instead (seqno n through appendVia[n % length]).
+   */
+  client(member: { name: string; key: string }, options?: { appendVia?: readonly EdgeProxyHandle[]; repeatAppends?: boolean }): FakeCursorClient;
 }
 
 export interface WorkerHandle {
@@ -94,7 +101,10 @@ type StoreRequest<K extends keyof StoreOperations> = MessageInitShape<StoreOpera
 type StoreResponse<K extends keyof StoreOperations> = MessageShape<StoreOperations[K]["response"]>;
 
 export interface GatewayHarness {
+  /** The first adapter instance. */
   readonly adapterUrl: string;
+  /** Every adapter instance, in start order. */
+  readonly adapterUrls: readonly string[];
   readonly llm: MockLlm;
   readonly db: TestDatabase;
   readonly bus: TestBus;
@@ -104,8 +114,10 @@ export interface GatewayHarness {
   readonly modelId: string;
   readonly configPath: string;
   readonly workers: readonly WorkerHandle[];
-  /** Set when started with { edgeProxy: true }. */
+  /** Set when started with { edgeProxy: true } (the first proxy). */
   readonly edge: EdgeProxyHandle | undefined;
+  /** Every edge proxy instance. */
+  readonly edges: readonly EdgeProxyHandle[];
   /** The services' ops listeners (workers: WorkerHandle.opsUrl). */
   readonly ops: OpsUrls;
   /** A fake Cursor client talking straight to the adapter (closed by stop()). */
@@ -201,32 +213,43 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     };
     for (let i = 0; i < (options.workers ?? 1); i++) await startWorker();
 
-    const adapter = await startCursorAdapter(
-      loadAdapterConfig({ ...busEnv, HOST: "127.0.0.1", PORT: "0", GATEWAY_CONFIG: configPath, ...options.env?.cursorAdapter }),
-      { log: serviceLogger("cursor-adapter", options.logs) },
-    );
-    cleanups.push(() => adapter.stop());
+    const adapterCount = options.adapters ?? 1;
+    const adapters: Array<{ url: string; opsUrl: string | undefined }> = [];
+    for (let i = 1; i <= adapterCount; i++) {
+      const adapter = await startCursorAdapter(
+        loadAdapterConfig({ ...busEnv, HOST: "127.0.0.1", PORT: "0", GATEWAY_CONFIG: configPath, ...options.env?.cursorAdapter }),
+        { log: serviceLogger(adapterCount === 1 ? "cursor-adapter" : `cursor-adapter-${i}`, options.logs) },
+      );
+      cleanups.push(() => adapter.stop());
+      adapters.push(adapter);
+    }
 
-    let edge: EdgeProxyHandle | undefined;
+    const edges: EdgeProxyHandle[] = [];
     let edgeOpsUrl: string | undefined;
     const clients: FakeCursorClient[] = [];
-    if (options.edgeProxy === true) {
+    const proxyCount = options.edgeProxies ?? (options.edgeProxy === true ? 1 : 0);
+    for (let i = 0; i < proxyCount; i++) {
       const proxy = await startEdgeProxy(
         loadEdgeProxyConfig({
           ...busEnv,
           PROXY_HOST: "127.0.0.1",
           PROXY_PORT: "0",
-          ADAPTER_URL: adapter.url,
+          ADAPTER_URL: adapters[i % adapters.length]!.url,
           // Nothing in these tests may reach Cursor: pass-through traffic goes to a closed port.
           UPSTREAM_ORIGIN: "http://127.0.0.1:9",
           CA_DIR: join(dir, "ca"),
           GATEWAY_CONFIG: configPath,
         }),
-        { log: serviceLogger("edge-proxy", options.logs) },
+        { log: serviceLogger(proxyCount === 1 ? "edge-proxy" : `edge-proxy-${i + 1}`, options.logs) },
       );
       cleanups.push(() => proxy.stop());
-      edgeOpsUrl = proxy.opsUrl;
-      edge = {
+      edgeOpsUrl ??= proxy.opsUrl;
+      const tunnelTo = (url: string, member: { name: string; key: string }) => ({
+        baseUrl: "https://api2.cursor.sh",
+        proxy: { url, authorization: `Basic ${Buffer.from(`${member.name}:${member.key}`).toString("base64")}` },
+        ca: proxy.caCertPem,
+      });
+      edges.push({
         url: proxy.url,
         caCertPem: proxy.caCertPem,
         async createMember(name) {
@@ -235,13 +258,16 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
           if (res.error !== undefined || res.member === undefined) throw new Error(`member.create failed: ${res.error?.message ?? "no member"}`);
           return { memberId: res.member.memberId, key: res.key };
         },
-        client(member) {
-          const authorization = `Basic ${Buffer.from(`${member.name}:${member.key}`).toString("base64")}`;
-          const client = new FakeCursorClient({ transport: { baseUrl: "https://api2.cursor.sh", proxy: { url: proxy.url, authorization }, ca: proxy.caCertPem } });
+        client(member, clientOptions = {}) {
+          const client = new FakeCursorClient({
+            transport: tunnelTo(proxy.url, member),
+            ...(clientOptions.appendVia === undefined ? {} : { appendTransports: clientOptions.appendVia.map((via) => tunnelTo(via.url, member)) }),
+            ...(clientOptions.repeatAppends === undefined ? {} : { repeatAppends: clientOptions.repeatAppends }),
+          });
           clients.push(client);
           return client;
         },
-      };
+      });
     }
     cleanups.push(async () => {
       await Promise.all(clients.map((c) => c.close()));
@@ -253,7 +279,8 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     cleanups.push(() => pool.end());
 
     return {
-      adapterUrl: adapter.url,
+      adapterUrl: adapters[0]!.url,
+      adapterUrls: adapters.map((a) => a.url),
       llm,
       db,
       bus,
@@ -262,10 +289,11 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       modelId: HARNESS_MODEL_ID,
       configPath,
       workers,
-      edge,
-      ops: { store: store.opsUrl, providerGateway: gateway.opsUrl, cursorAdapter: adapter.opsUrl, edgeProxy: edgeOpsUrl },
+      edge: edges[0],
+      edges,
+      ops: { store: store.opsUrl, providerGateway: gateway.opsUrl, cursorAdapter: adapters[0]!.opsUrl, edgeProxy: edgeOpsUrl },
       client(clientOptions = {}) {
-        const client = new FakeCursorClient({ transport: { baseUrl: adapter.url }, ...clientOptions });
+        const client = new FakeCursorClient({ transport: { baseUrl: adapters[0]!.url }, ...clientOptions });
         clients.push(client);
         return client;
       },
