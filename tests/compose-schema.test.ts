@@ -11,7 +11,9 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
 import { mountsOf, portsOf, readComposeYaml, type ComposeDocument } from "./compose/compose-file.ts";
+import { parseHaproxyConfig } from "./compose/haproxy-config.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "edge-proxy"];
@@ -66,7 +68,7 @@ describe("docker-compose.yml", () => {
   });
 
   it("runs each gateway service from this repository's image with its own entry point", () => {
-    expect(Object.keys(compose.services).sort()).toEqual([...GATEWAY_SERVICES, ...PROFILE_SERVICES, "nats", "postgres"].sort());
+    expect(Object.keys(compose.services).sort()).toEqual([...GATEWAY_SERVICES, ...PROFILE_SERVICES, "lb", "nats", "postgres"].sort());
     for (const name of PROFILE_SERVICES) expect(compose.services[name]?.["profiles"], name).toEqual(["observability"]);
     for (const name of GATEWAY_SERVICES) {
       const service = compose.services[name]!;
@@ -76,16 +78,16 @@ describe("docker-compose.yml", () => {
     }
   });
 
-  it("gives database credentials only to the store and provider keys only to the provider gateway, and publishes only the edge proxy beyond loopback", () => {
+  it("gives database credentials only to the store and provider keys only to the provider gateway, and publishes only the load-balancing front beyond loopback", () => {
     for (const name of Object.keys(compose.services)) {
       const environment = compose.services[name]!.environment as Record<string, unknown> | undefined;
       expect("DATABASE_URL" in (environment ?? {}), name).toBe(name === "store");
       expect(compose.services[name]!.env_file !== undefined, name).toBe(name === "provider-gateway");
       const published = (compose.services[name]!.ports ?? []).map(String);
       const beyondLoopback = published.filter((p) => !p.startsWith("127.0.0.1:"));
-      expect(beyondLoopback.length > 0, `${name}: ${published.join(", ")}`).toBe(name === "edge-proxy");
+      expect(beyondLoopback.length > 0, `${name}: ${published.join(", ")}`).toBe(name === "lb");
     }
-    expect(portsOf(compose.services["edge-proxy"]!).map((p) => p.target)).toEqual([8080]);
+    expect(portsOf(compose.services["lb"]!).map((p) => p.target)).toEqual([8080]);
   });
 
   it("keeps state in named volumes and mounts the gateway configuration read-only", () => {
@@ -94,6 +96,27 @@ describe("docker-compose.yml", () => {
       const config = mountsOf(compose.services[name]!).find((m) => m.target === "/app/config/gateway.json");
       expect(config, name).toMatchObject({ kind: "bind", source: "./config/gateway.json", readOnly: true });
     }
+  });
+});
+
+describe("infra/haproxy/haproxy.cfg (the lb service)", () => {
+  const compose = readComposeYaml(join(ROOT, "docker-compose.yml"));
+  const config = parseHaproxyConfig(readFileSync(join(ROOT, "infra/haproxy/haproxy.cfg"), "utf8"));
+  const environment = (name: string): Record<string, string> => compose.services[name]!.environment as Record<string, string>;
+
+  it("publishes its members' frontend, sends the proxies to the adapters through itself, and reaches each service on the port it listens on", () => {
+    const members = config.frontends.find((f) => f.port === portsOf(compose.services["lb"]!)[0]!.target);
+    expect(config.backends.find((b) => b.name === members?.backend)).toMatchObject({ service: "edge-proxy", port: Number(environment("edge-proxy")["PROXY_PORT"]) });
+    const adapterUrl = new URL(environment("edge-proxy")["ADAPTER_URL"]!);
+    expect(adapterUrl.hostname).toBe("lb");
+    const adapters = config.frontends.find((f) => f.port === Number(adapterUrl.port));
+    expect(config.backends.find((b) => b.name === adapters?.backend)).toMatchObject({ service: "cursor-adapter", port: Number(environment("cursor-adapter")["PORT"]) });
+    for (const backend of config.backends) expect(backend.slots, backend.name).toBeGreaterThanOrEqual(compose.services[backend.service]!.deploy?.replicas ?? 1);
+  });
+
+  it.skipIf(spawnSync("haproxy", ["-v"]).status !== 0)("is a configuration haproxy accepts (haproxy -c)", () => {
+    const check = spawnSync("haproxy", ["-c", "-f", join(ROOT, "infra/haproxy/haproxy.cfg")], { encoding: "utf8" });
+    expect(check.status, `${check.stdout}${check.stderr}`).toBe(0);
   });
 });
 

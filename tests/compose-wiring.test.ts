@@ -6,8 +6,11 @@
  * process, with service names mapped to loopback (tests/compose/local-compose.ts
  * says how), and a member's text turn goes through the published proxy port.
  * The test's Postgres and NATS stand in for the postgres and nats services.
- * A renamed variable, a wrong service name or port, a missing mount or key
- * file breaks this test the way it would break `docker compose up`.
+ * The load-balancing front runs as a local haproxy with the compose file's
+ * configuration, so the turn's connections spread over both edge proxy and
+ * both adapter replicas. A renamed variable, a wrong service name or port, a
+ * missing mount or key file breaks this test the way it would break
+ * `docker compose up`.
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -53,6 +56,8 @@ beforeAll(async () => {
   const example = JSON.parse(readFileSync(join(ROOT, "config/gateway.example.json"), "utf8")) as { providers: Record<string, { baseUrl: string }> };
   for (const provider of Object.values(example.providers)) provider.baseUrl = llm.baseUrl("openai-chat");
   writeFileSync(join(dir, "config/gateway.json"), JSON.stringify(example, null, 2));
+  mkdirSync(join(dir, "infra/haproxy"), { recursive: true });
+  copyFileSync(join(ROOT, "infra/haproxy/haproxy.cfg"), join(dir, "infra/haproxy/haproxy.cfg"));
 
   const variables = parseEnv(readFileSync(join(dir, ".env"), "utf8"));
   project = loadComposeProject(join(ROOT, "docker-compose.yml"), dir, variables);
@@ -91,10 +96,14 @@ describe("docker-compose.yml wiring", () => {
   it("starts every service with its compose command and environment, and serves a member's turn through the published proxy port", async () => {
     gateway = await startLocalCompose(plan);
     const names = gateway.services.map((s) => s.name);
-    expect(names.filter((n) => n.startsWith("run-worker"))).toHaveLength(project.document.services["run-worker"]?.deploy?.replicas ?? 1);
+    for (const service of ["run-worker", "cursor-adapter", "edge-proxy"]) {
+      expect(names.filter((n) => n.startsWith(`${service}-`)), service).toHaveLength(project.document.services[service]?.deploy?.replicas ?? 1);
+    }
+    expect(project.document.services["cursor-adapter"]?.deploy?.replicas).toBeGreaterThan(1);
+    expect(project.document.services["edge-proxy"]?.deploy?.replicas).toBeGreaterThan(1);
 
-    // What members reach: the published port.
-    const proxyUrl = `http://127.0.0.1:${plan.publishedPort("edge-proxy", 8080)}`;
+    // What members reach: the published port (the load-balancing front).
+    const proxyUrl = `http://127.0.0.1:${plan.publishedPort("lb", 8080)}`;
     expect((await fetch(`${proxyUrl}/healthz`)).status).toBe(200);
     const ca = await (await fetch(`${proxyUrl}/ca.crt`)).text();
     // The CA lives in the edge-proxy-ca volume, so it survives a container re-creation.
@@ -105,15 +114,18 @@ describe("docker-compose.yml wiring", () => {
     const key = (JSON.parse(stdout) as { key: string }).key;
     expect(key).not.toBe("");
 
-    llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });
     const client = new FakeCursorClient({
       transport: { baseUrl: "https://api2.cursor.sh", proxy: { url: proxyUrl, authorization: `Basic ${Buffer.from(`alice:${key}`).toString("base64")}` }, ca },
     });
     try {
       const modelId = (JSON.parse(readFileSync(join(dir, "config/gateway.json"), "utf8")) as { models: { id: string }[] }).models[0]!.id;
-      const result = await client.conversation().send("hello", { modelId }).finished;
-      expect(result.end, `${result.describe()}\n${gateway.output()}`).toEqual({ kind: "ok", metadata: {} });
-      expect(result.text).toBe(readChatFixture(TEXT_FIXTURE).text);
+      const chat = client.conversation();
+      for (let turn = 1; turn <= 2; turn++) {
+        llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });
+        const result = await chat.send(`hello ${turn}`, { modelId }).finished;
+        expect(result.end, `${result.describe()}\n${gateway.output()}`).toEqual({ kind: "ok", metadata: {} });
+        expect(result.text).toBe(readChatFixture(TEXT_FIXTURE).text);
+      }
     } finally {
       await client.close();
     }

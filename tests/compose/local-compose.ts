@@ -9,7 +9,12 @@
  *   becomes a loopback address: the stand-ins given for the infrastructure
  *   services, or the free port allocated to the gateway service that listens
  *   on that port (its listen variable, e.g. the adapter's PORT);
- * - a wildcard listen host (0.0.0.0) becomes 127.0.0.1;
+ * - a wildcard listen host (0.0.0.0) becomes 127.0.0.1; each replica of a
+ *   listening service gets its own port;
+ * - the load-balancing front (an `haproxy:` image service) runs as a local
+ *   haproxy with the same configuration file, its frontends on loopback ports
+ *   and each backend's Docker DNS template replaced by the replicas' ports
+ *   (tests/compose/haproxy-config.ts);
  * - a container path under a mount target becomes the mount's local source
  *   (a bind mount's file, a named volume's directory), any other /app/ path
  *   the same path in the repository;
@@ -21,12 +26,14 @@
  * fails before anything starts: that is the drift this guards against.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import net from "node:net";
 import { createInterface } from "node:readline";
 import { parseServiceStatus, type ServiceEndpoints } from "@byok/platform/service-status";
 import { commandOf, mountsOf, portsOf, serviceEnvironment, startOrder, type ComposeProject } from "./compose-file.ts";
+import { localHaproxyConfig, parseHaproxyConfig } from "./haproxy-config.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CONTAINER_WORKDIR = "/app";
@@ -39,6 +46,8 @@ export const LISTEN_VARIABLES: Readonly<Record<string, readonly { host: string; 
 };
 /** Every service's ops listener (/metrics, /healthz): in compose each container has its own; here each process needs its own port. */
 const OPS_LISTENER = { host: "METRICS_HOST", port: "METRICS_PORT" };
+/** Where the haproxy image reads its configuration. */
+const HAPROXY_CONFIG_TARGET = "/usr/local/etc/haproxy/haproxy.cfg";
 
 export interface StandIns {
   /** "<infrastructure service>:<container port>" -> local "host:port", e.g. { "nats:4222": "127.0.0.1:4222" }. */
@@ -58,8 +67,18 @@ export interface ProcessPlan {
   env: Record<string, string>;
 }
 
+export interface BalancerPlan {
+  service: string;
+  /** The haproxy configuration with local addresses. */
+  config: string;
+  /** Local ports of its frontends. */
+  ports: number[];
+}
+
 export interface LocalComposePlan {
   processes: ProcessPlan[];
+  /** Load-balancing fronts, started after the gateway services. */
+  balancers: BalancerPlan[];
   /** "<service>:<container port>" -> local port, for every listening gateway service. */
   listening: Readonly<Record<string, number>>;
   /** The environment of one replica of `service`, as `docker compose exec <service>` sees it. */
@@ -91,16 +110,42 @@ export async function planLocalCompose(project: ComposeProject, imageEnv: Readon
   // Listening ports first: a URL elsewhere may point at them.
   const endpoints: Record<string, string> = { ...standIns.endpoints };
   const listening: Record<string, number> = {};
+  /** "<service>:<container port>" -> the local port of each replica. */
+  const replicaPorts = new Map<string, number[]>();
+  const replicaVariables = new Map<string, Array<{ variable: string; ports: number[] }>>();
   for (const [name, env] of envs) {
+    const replicas = project.document.services[name]!.deploy?.replicas ?? 1;
+    const perReplica: Array<{ variable: string; ports: number[] }> = [];
     for (const vars of [...(LISTEN_VARIABLES[name] ?? []), OPS_LISTENER]) {
       const containerPort = env[vars.port];
       if (containerPort === undefined || containerPort === "" || containerPort === "0") continue;
-      const port = await freePort();
-      listening[`${name}:${containerPort}`] = port;
-      endpoints[`${name}:${containerPort}`] = `127.0.0.1:${port}`;
-      env[vars.port] = String(port);
+      // Replicas of one service share its env, so their ops ports would collide: only the first replica keeps one.
+      const ports = vars === OPS_LISTENER ? [await freePort()] : await Promise.all(Array.from({ length: replicas }, () => freePort()));
+      replicaPorts.set(`${name}:${containerPort}`, ports);
+      if (vars !== OPS_LISTENER) perReplica.push({ variable: vars.port, ports });
+      listening[`${name}:${containerPort}`] = ports[0]!;
+      endpoints[`${name}:${containerPort}`] = `127.0.0.1:${ports[0]}`;
+      env[vars.port] = String(ports[0]);
       if (WILDCARD.has(env[vars.host] ?? "")) env[vars.host] = "127.0.0.1";
     }
+    replicaVariables.set(name, perReplica);
+  }
+
+  // Load-balancing fronts: their frontends are addresses too (the proxies' ADAPTER_URL, the published port).
+  const balancers: BalancerPlan[] = [];
+  for (const [name, service] of Object.entries(project.document.services)) {
+    if (!String(service.image ?? "").startsWith("haproxy:")) continue;
+    const mount = mountsOf(service).find((m) => m.target === HAPROXY_CONFIG_TARGET && m.kind === "bind");
+    if (mount === undefined) throw new Error(`${name}: no configuration file is mounted at ${HAPROXY_CONFIG_TARGET}`);
+    const text = readFileSync(isAbsolute(mount.source) ? mount.source : resolve(project.dir, mount.source), "utf8");
+    const frontendPorts = new Map<number, number>();
+    for (const frontend of parseHaproxyConfig(text).frontends) {
+      const port = await freePort();
+      frontendPorts.set(frontend.port, port);
+      listening[`${name}:${frontend.port}`] = port;
+      endpoints[`${name}:${frontend.port}`] = `127.0.0.1:${port}`;
+    }
+    balancers.push({ service: name, config: localHaproxyConfig(text, frontendPorts, replicaPorts), ports: [...frontendPorts.values()] });
   }
 
   const hostPattern = new RegExp(`(//|@)(${serviceNames.map((n) => n.replace(/[-.]/g, "\\$&")).join("|")}):(\\d+)`, "g");
@@ -123,7 +168,6 @@ export async function planLocalCompose(project: ComposeProject, imageEnv: Readon
   }
 
   const processes: ProcessPlan[] = [];
-  // Replicas of one service share its env here, so their ops ports would collide: only the first replica keeps one.
   for (const name of startOrder(project.document).filter((n) => services.includes(n))) {
     const service = project.document.services[name]!;
     const [program, ...args] = commandOf(service);
@@ -131,11 +175,13 @@ export async function planLocalCompose(project: ComposeProject, imageEnv: Readon
     for (let replica = 1; replica <= (service.deploy?.replicas ?? 1); replica++) {
       const env = { ...envs.get(name)! };
       if (replica > 1 && env[OPS_LISTENER.port] !== undefined) env[OPS_LISTENER.port] = "0";
+      for (const { variable, ports } of replicaVariables.get(name) ?? []) env[variable] = String(ports[replica - 1]);
       processes.push({ service: name, replica, command: process.execPath, args, env });
     }
   }
   return {
     processes,
+    balancers,
     listening,
     envOf: (service) => {
       const env = envs.get(service);
@@ -220,10 +266,47 @@ export async function startLocalCompose(plan: LocalComposePlan, timeoutMs = 60_0
         });
       });
     }
+    // Last, as compose starts it (depends_on the proxies and adapters): its first health checks find them up.
+    for (const balancer of plan.balancers) running.push(await startHaproxy(balancer, timeoutMs));
   } catch (err) {
     const text = output();
     await stop();
     throw new Error(`${(err as Error).message}\n${text}`, { cause: err });
   }
   return { services: running, output, stop };
+}
+
+/** A local haproxy with the balancer's configuration; resolves once every frontend accepts connections. */
+async function startHaproxy(balancer: BalancerPlan, timeoutMs: number): Promise<RunningService> {
+  const dir = mkdtempSync(join(tmpdir(), "byok-haproxy-"));
+  const file = join(dir, "haproxy.cfg");
+  writeFileSync(file, balancer.config);
+  const child = spawn("haproxy", ["-db", "-f", file], { stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  createInterface({ input: child.stdout! }).on("line", (l) => lines.push(l));
+  createInterface({ input: child.stderr! }).on("line", (l) => lines.push(l));
+  const failed = new Promise<never>((_, reject) => {
+    child.once("error", (err) => reject(new Error(`${balancer.service}: cannot run haproxy (Debian: apt-get install haproxy): ${err.message}`)));
+    child.once("exit", (code) => reject(new Error(`${balancer.service}: haproxy exited (${code}):\n${lines.join("\n")}`)));
+  });
+  const deadline = Date.now() + timeoutMs;
+  const accepting = async (): Promise<void> => {
+    for (const port of balancer.ports) {
+      for (;;) {
+        const ok = await new Promise<boolean>((r) => {
+          const socket = net.connect(port, "127.0.0.1", () => {
+            socket.destroy();
+            r(true);
+          });
+          socket.once("error", () => r(false));
+        });
+        if (ok) break;
+        if (Date.now() > deadline) throw new Error(`${balancer.service}: haproxy does not listen on ${port}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+  await Promise.race([accepting(), failed]);
+  failed.catch(() => undefined);
+  return { name: balancer.service, endpoints: {}, output: lines, child };
 }
