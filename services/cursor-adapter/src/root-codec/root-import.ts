@@ -174,12 +174,21 @@ function imageOf(image: unknown, mimeType: unknown): { mimeType: string; data: U
   if (dataUrl !== null) {
     const declared = typeof mimeType === "string" ? mimeType : (dataUrl[1] ?? "image/png");
     const payload = dataUrl[3] ?? "";
-    const data = dataUrl[2] === undefined ? Buffer.from(decodeURIComponent(payload), "utf8") : Buffer.from(payload, "base64");
-    return { mimeType: declared, data: new Uint8Array(data) };
+    const data = dataUrl[2] === undefined ? percentDecoded(payload) : Buffer.from(payload, "base64");
+    // A data URL whose percent-encoding is broken cannot be replayed either.
+    return data === undefined ? undefined : { mimeType: declared, data: new Uint8Array(data) };
   }
   // Remote URLs cannot be replayed from history.
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(image)) return undefined;
   return { mimeType: typeof mimeType === "string" ? mimeType : "image/png", data: new Uint8Array(Buffer.from(image, "base64")) };
+}
+
+function percentDecoded(payload: string): Buffer | undefined {
+  try {
+    return Buffer.from(decodeURIComponent(payload), "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 function replayOf(value: unknown): ReplayState | undefined {

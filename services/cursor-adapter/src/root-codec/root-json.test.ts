@@ -218,6 +218,24 @@ describe("importing roots written by others", () => {
     expect(Buffer.from(parts[0]!.part.value.data!).toString("base64")).toBe("/9j/AA==");
   });
 
+  it("leaves out a data-URL image whose percent-encoding is broken instead of failing the history (found by bench/fuzz.ts)", () => {
+    const m = onlyMessage(
+      importJson({
+        role: "user",
+        id: "u",
+        content: [
+          { type: "text", text: "look" },
+          { type: "image", image: "data:image/png,%E0%A4%A" },
+          { type: "file", mediaType: "image/png", data: "data:image/png,%ZZ" },
+          { type: "image", image: "data:text/plain,%41%42" },
+        ],
+      }),
+    );
+    const parts = (m.body.value as { content: Array<{ part: { case: string; value: { data?: Uint8Array } } }> }).content;
+    expect(parts.map((p) => p.part.case)).toEqual(["text", "image"]);
+    expect(Buffer.from(parts[1]!.part.value.data!).toString("utf8")).toBe("AB");
+  });
+
   it("is deterministic for foreign roots", () => {
     const root = { role: "assistant", content: [{ type: "tool-call", toolCallId: "c", toolName: "T", args: { z: 1, a: [true, null] } }] };
     const a = onlyMessage(importJson(root));
