@@ -27,11 +27,11 @@ for (const target of targets) {
   const perSecond = Math.round(report.runs / (report.wallMs / 1000));
   console.log(`\n${report.name}`);
   console.log(`  inputs ${report.runs.toLocaleString("en")}, crashes ${report.crashes}, ${perSecond.toLocaleString("en")} inputs/s (checks ${(report.checkMs / 1000).toFixed(1)} s of ${(report.wallMs / 1000).toFixed(1)} s)`);
-  console.log(`  slowest input: ${report.slowest.ms.toFixed(2)} ms: ${report.slowest.input}`);
+  console.log(`  slowest input: ${report.slowest.ms.toFixed(2)} ms (alone again: ${report.slowest.rerunMs.toFixed(2)} ms): ${report.slowest.input}`);
   for (const crash of report.examples) console.log(`  crash: ${crash.input}\n    ${crash.error.replaceAll("\n", "\n    ")}`);
 }
 const crashes = reports.reduce((n, r) => n + r.crashes, 0);
 const slowest = reports.reduce((a, b) => (b.slowest.ms > a.slowest.ms ? b : a), reports[0]!);
 console.log(`\nfuzz: ${crashes} crashes in ${reports.reduce((n, r) => n + r.runs, 0).toLocaleString("en")} inputs (target 0)`);
-console.log(`fuzz: slowest input ${slowest.slowest.ms.toFixed(2)} ms (${slowest.name}): ${slowest.slowest.input}`);
+console.log(`fuzz: slowest input ${slowest.slowest.ms.toFixed(2)} ms (alone again: ${slowest.slowest.rerunMs.toFixed(2)} ms; ${slowest.name}): ${slowest.slowest.input}`);
 process.exit(crashes === 0 ? 0 : 1);

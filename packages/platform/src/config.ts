@@ -91,6 +91,22 @@ export const storeCallerEnvSchema = z.object({
   STORE_TIMEOUT_MS: envMs(DEFAULT_STORE_TIMEOUT_MS),
 });
 
+/** Env key of a service that creates the run streams (cursor adapter, run worker). */
+export const runStreamsEnvSchema = z.object({
+  /**
+   * Replicas of the run streams: 1 or 3 (3 needs a JetStream cluster of at
+   * least three servers). Unset: 3 when the NATS server this service connects
+   * to reports a cluster of three or more, else 1; an existing stream keeps its
+   * replicas then.
+   */
+  JETSTREAM_REPLICAS: z
+    .string()
+    .trim()
+    .regex(/^[13]$/, "must be 1 or 3")
+    .transform(Number)
+    .optional(),
+});
+
 /** Env key naming the team's gateway configuration file (providers and BYOK models). */
 export const gatewayFileEnvSchema = z.object({
   /** Path of the gateway configuration file (relative to the working directory). */

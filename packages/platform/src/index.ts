@@ -20,6 +20,7 @@ export {
   parseEnv,
   readGatewayConfig,
   readTextFile,
+  runStreamsEnvSchema,
   storeCallerEnvSchema,
 } from "./config.ts";
 export type { CommonConfig, CommonEnv, Env, ReadTextFile } from "./config.ts";
@@ -31,7 +32,8 @@ export { contentForLog, createLogger, silentLogger } from "./logger.ts";
 export type { Logger, LoggerOptions } from "./logger.ts";
 export { connectNats } from "./nats.ts";
 export type { NatsConnection } from "./nats.ts";
-export { ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
+export { autoStreamReplicas, ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
+export type { RunStreamOptions } from "./run-streams.ts";
 export { Counter, Gauge, Histogram, Registry, createMetricsRegistry, metricsConfigFrom, metricsEnvSchema, secondsSince } from "./metrics.ts";
 export type { MetricsConfig } from "./metrics.ts";
 export { startOpsServer } from "./ops-server.ts";

@@ -2,6 +2,16 @@
  * The two JetStream streams of the run bus. Both the adapter (publisher) and the
  * run workers (consumers) ensure them at start-up with the same configuration,
  * so whichever starts first creates them.
+ *
+ * Replicas: JETSTREAM_REPLICAS (1 or 3) when set, and an existing stream is
+ * brought to that count. Unset: 3 when the NATS server reports a cluster of at
+ * least three servers (its INFO names a cluster and lists three or more client
+ * URLs), else 1; an existing stream keeps the replicas it has, so a service
+ * that starts while a node is away never scales a stream down. The workers'
+ * durable consumer follows its stream's replicas; the per-run command readers
+ * are ordered consumers, which the client re-creates after a node is lost.
+ * (A cluster whose servers do not advertise their client URLs looks like one
+ * server here: set JETSTREAM_REPLICAS=3 there.)
  */
 import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -10,7 +20,17 @@ import type { BusNames } from "@byok/contracts";
 const HOUR_NS = 3_600_000_000_000;
 const TWO_MINUTES_NS = 120_000_000_000;
 
-export function runStreamConfigs(names: BusNames): Array<Partial<StreamConfig> & { name: string }> {
+export interface RunStreamOptions {
+  /** Configured replicas (JETSTREAM_REPLICAS); undefined = decided from the cluster. */
+  readonly replicas?: number | undefined;
+}
+
+/** 3 on a cluster of three or more servers (as the connected server reports it), else 1. */
+export function autoStreamReplicas(info: { cluster?: string | undefined; connect_urls?: string[] | undefined } | undefined): number {
+  return info?.cluster !== undefined && (info.connect_urls?.length ?? 0) >= 3 ? 3 : 1;
+}
+
+export function runStreamConfigs(names: BusNames, replicas = 1): Array<Partial<StreamConfig> & { name: string }> {
   return [
     {
       name: names.runsStream,
@@ -18,6 +38,7 @@ export function runStreamConfigs(names: BusNames): Array<Partial<StreamConfig> &
       retention: RetentionPolicy.Workqueue,
       storage: StorageType.File,
       duplicate_window: TWO_MINUTES_NS,
+      num_replicas: replicas,
     },
     {
       name: names.commandsStream,
@@ -26,16 +47,19 @@ export function runStreamConfigs(names: BusNames): Array<Partial<StreamConfig> &
       storage: StorageType.File,
       max_age: HOUR_NS,
       duplicate_window: TWO_MINUTES_NS,
+      num_replicas: replicas,
     },
   ];
 }
 
-export async function ensureRunStreams(nc: NatsConnection, names: BusNames): Promise<void> {
+export async function ensureRunStreams(nc: NatsConnection, names: BusNames, options: RunStreamOptions = {}): Promise<void> {
   const jsm = await jetstreamManager(nc);
-  for (const config of runStreamConfigs(names)) {
+  const replicas = options.replicas ?? autoStreamReplicas(nc.info);
+  for (const config of runStreamConfigs(names, replicas)) {
     try {
-      await jsm.streams.info(config.name);
-      await jsm.streams.update(config.name, config);
+      const existing = await jsm.streams.info(config.name);
+      const keep = options.replicas === undefined ? { num_replicas: existing.config.num_replicas } : {};
+      await jsm.streams.update(config.name, { ...config, ...keep });
     } catch (err) {
       if (!isStreamNotFound(err)) throw err;
       try {

@@ -16,6 +16,7 @@ import {
   parseEnv,
   readGatewayConfig,
   readTextFile,
+  runStreamsEnvSchema,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
@@ -31,6 +32,7 @@ const REPO_PROMPT_DIR = fileURLToPath(new URL("../../../prompt", import.meta.url
 export const envSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
+  ...runStreamsEnvSchema.shape,
   ...metricsEnvSchema.shape,
   /** Address the HTTP listener binds to. */
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -66,6 +68,8 @@ export interface CursorAdapterConfig extends CommonConfig {
   readonly timeouts: SessionTimeouts;
   /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
   readonly metrics: MetricsConfig;
+  /** JETSTREAM_REPLICAS; undefined = decided from the cluster (packages/platform/src/run-streams.ts). */
+  readonly streamReplicas: number | undefined;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): CursorAdapterConfig {
@@ -87,5 +91,6 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Cur
       runStatusCheckMs: e.RUN_STATUS_CHECK_MS,
     },
     metrics: metricsConfigFrom(e),
+    streamReplicas: e.JETSTREAM_REPLICAS,
   };
 }

@@ -43,7 +43,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
     nc = await connectNats(config.natsUrl, "cursor-adapter", log);
     const names = busNames(config.busPrefix);
     try {
-      await ensureRunStreams(nc, names);
+      await ensureRunStreams(nc, names, { replicas: config.streamReplicas });
     } catch (err) {
       await nc.close();
       throw new Error(`cannot set up the run streams on NATS: ${(err as Error).message}`, { cause: err });

@@ -9,6 +9,7 @@ import {
   metricsConfigFrom,
   metricsEnvSchema,
   parseEnv,
+  runStreamsEnvSchema,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
@@ -17,6 +18,7 @@ import {
 
 export const schema = commonEnvSchema.extend({
   ...storeCallerEnvSchema.shape,
+  ...runStreamsEnvSchema.shape,
   ...metricsEnvSchema.shape,
   /** Name of this worker in logs (default: host + pid + random suffix). */
   WORKER_ID: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional(),
@@ -54,6 +56,8 @@ export interface RunWorkerConfig extends CommonConfig {
   /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
   readonly metrics: MetricsConfig;
   readonly consumerPollMs: number;
+  /** JETSTREAM_REPLICAS; undefined = decided from the cluster (packages/platform/src/run-streams.ts). */
+  readonly streamReplicas: number | undefined;
 }
 
 export function loadConfig(env: Env): RunWorkerConfig {
@@ -75,5 +79,6 @@ export function loadConfig(env: Env): RunWorkerConfig {
     runFinishRetryMs: parsed.RUN_FINISH_RETRY_MS,
     metrics: metricsConfigFrom(parsed),
     consumerPollMs: parsed.METRICS_CONSUMER_POLL_MS,
+    streamReplicas: parsed.JETSTREAM_REPLICAS,
   };
 }

@@ -23,6 +23,8 @@ export interface RunQueueOptions {
   readonly ackWaitMs: number;
   readonly maxDeliver: number;
   readonly maxConcurrentRuns: number;
+  /** JETSTREAM_REPLICAS (undefined: from the cluster). */
+  readonly streamReplicas?: number | undefined;
   readonly log: Logger;
   /** Handles one delivery to its end (ack/nak included); must not throw. */
   readonly onRun: (msg: JsMsg) => Promise<void>;
@@ -52,7 +54,7 @@ export async function ensureRunConsumer(nc: NatsConnection, names: BusNames, opt
 
 export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   const { nc, js, names, log } = options;
-  await ensureRunStreams(nc, names);
+  await ensureRunStreams(nc, names, { replicas: options.streamReplicas });
   await ensureRunConsumer(nc, names, options);
   const consumer = await js.consumers.get(names.runsStream, names.runWorkersConsumer);
   const slots = new RunSlots(options.maxConcurrentRuns);

@@ -101,6 +101,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
       names,
       ackWaitMs: config.runAckWaitMs,
       maxDeliver: config.runMaxDeliver,
+      streamReplicas: config.streamReplicas,
       maxConcurrentRuns: config.maxConcurrentRuns,
       log,
       onRun,
