@@ -51,7 +51,7 @@ export function envFlag(fallback: boolean) {
 }
 
 export const commonEnvSchema = z.object({
-  /** NATS server (with JetStream) every service talks over. */
+  /** NATS server (with JetStream) every service talks over; several servers of one cluster comma-separated. */
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   /** Prefix of every subject and stream name (tests use a random one each). */
   BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default("byok"),

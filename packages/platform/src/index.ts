@@ -30,7 +30,7 @@ export { runService } from "./lifecycle.ts";
 export type { Stoppable } from "./lifecycle.ts";
 export { contentForLog, createLogger, silentLogger } from "./logger.ts";
 export type { Logger, LoggerOptions } from "./logger.ts";
-export { connectNats } from "./nats.ts";
+export { connectNats, natsServers, onReconnect } from "./nats.ts";
 export type { NatsConnection } from "./nats.ts";
 export { autoStreamReplicas, ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
 export type { RunStreamOptions } from "./run-streams.ts";

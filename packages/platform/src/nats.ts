@@ -4,9 +4,17 @@ import type { Logger } from "pino";
 
 export type { NatsConnection };
 
+/** NATS_URL may list several servers of one cluster, comma-separated (the client also learns the others from the cluster). */
+export function natsServers(url: string): string[] {
+  return url
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
 export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
   try {
-    const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    const nc = await connect({ servers: natsServers(url), name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect" || s.type === "reconnect" || s.type === "error") log.warn({ nats: s.type }, "nats connection status");
@@ -16,4 +24,28 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
   } catch (cause) {
     throw new Error(`cannot connect to NATS at ${url}: ${(cause as Error).message}`, { cause });
   }
+}
+
+const reconnectListeners = new WeakMap<NatsConnection, Set<() => void>>();
+
+/**
+ * Calls `listener` each time `nc` reconnects (one status watcher per
+ * connection, however many listeners); returns the unsubscribe.
+ */
+export function onReconnect(nc: NatsConnection, listener: () => void): () => void {
+  let listeners = reconnectListeners.get(nc);
+  if (listeners === undefined) {
+    const created = new Set<() => void>();
+    listeners = created;
+    reconnectListeners.set(nc, created);
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type !== "reconnect") continue;
+        for (const l of [...created]) l();
+      }
+    })();
+  }
+  const set = listeners;
+  set.add(listener);
+  return () => void set.delete(listener);
 }

@@ -66,7 +66,7 @@ export function createTestBus(natsUrl: string = NATS_URL): TestBus {
     prefix,
     natsUrl,
     async cleanup() {
-      const nc = await connect({ servers: natsUrl });
+      const nc = await connect({ servers: natsUrl.split(",") });
       try {
         const jsm = await jetstreamManager(nc);
         const upper = prefix.toUpperCase();

@@ -156,6 +156,7 @@ export class RunActor {
 
   #openCommandFeed(runId: RunId): CommandFeedOpening {
     return openRunCommandFeed({
+      nc: this.#deps.nc,
       js: this.#deps.js,
       names: this.#deps.names,
       runId,

@@ -5,14 +5,22 @@
  * applying them is idempotent (a committed tool result is not committed twice,
  * a cancel cancels a run once).
  *
+ * On a JetStream cluster the ordered consumer is a single replica on one node.
+ * When that node dies the client library keeps asking the lost consumer for
+ * its state and never recovers, so the feed replaces the consumer after two
+ * missed heartbeats and after every reconnect of this worker's connection (the
+ * library stops watching heartbeats then): the new ordered consumer starts
+ * after the last command read and is placed on a live node.
+ *
  * Cancel and ClientClosed are reported at once through `onStop`; tool results
  * queue up in arrival order for the engine. Runtime events are not applied yet
  * (no commit cause tells the client about them): they are logged and skipped.
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
-import type { Logger } from "@byok/platform";
+import { onReconnect, type Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
 import { assertNever } from "./assert-never.ts";
 
@@ -27,6 +35,7 @@ export interface RunCommandFeed {
 }
 
 export interface RunCommandFeedOptions {
+  readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly names: BusNames;
   readonly runId: RunId;
@@ -34,14 +43,14 @@ export interface RunCommandFeedOptions {
   readonly log: Logger;
 }
 
+/** How long one pull waits; the server sends heartbeats every half of it, so a lost consumer shows after about this long. */
+const PULL_EXPIRES_MS = 10_000;
+
 export async function openRunCommandFeed(options: RunCommandFeedOptions): Promise<RunCommandFeed> {
-  const { js, names, runId, log } = options;
-  const consumer = await js.consumers.get(names.commandsStream, {
-    filter_subjects: names.runCommands(runId),
-    deliver_policy: DeliverPolicy.All,
-  });
-  const messages: ConsumerMessages = await consumer.consume();
+  const { nc, js, names, runId, log } = options;
   const queue = new ToolResultQueue();
+  let lastSeq = 0;
+  let closed = false;
 
   const dispatch = (command: ClientCommand): void => {
     const c = command.command;
@@ -66,16 +75,59 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
     }
   };
 
-  const reading = (async () => {
-    for await (const msg of messages) {
-      let command: ClientCommand;
-      try {
-        command = fromBinary(ClientCommandSchema, msg.data);
-      } catch (err) {
-        log.warn({ err, stream_seq: msg.seq }, "ignoring an undecodable client command");
-        continue;
+  const open = async (): Promise<ConsumerMessages> => {
+    const consumer = await js.consumers.get(names.commandsStream, {
+      filter_subjects: names.runCommands(runId),
+      ...(lastSeq === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastSeq + 1 }),
+    });
+    return consumer.consume({ expires: PULL_EXPIRES_MS });
+  };
+
+  let messages = await open();
+  /** Resolves when the consumer of `current` may be lost: two heartbeats missed, or the connection came back. */
+  const lost = (current: ConsumerMessages): Promise<void> => {
+    const watched = (async () => {
+      for await (const status of current.status()) {
+        if (status.type === "heartbeats_missed" && status.count >= 2) return;
       }
-      dispatch(command);
+    })();
+    let unsubscribe = (): void => {};
+    const reconnected = new Promise<void>((resolve) => (unsubscribe = onReconnect(nc, resolve)));
+    return Promise.race([watched, reconnected]).finally(() => unsubscribe());
+  };
+
+  const reading = (async () => {
+    while (!closed) {
+      const current = messages;
+      let replace = false;
+      void lost(current).then(() => {
+        if (closed || messages !== current) return;
+        replace = true;
+        log.warn({ last_stream_seq: lastSeq }, "the run's command consumer stopped answering; opening a new one");
+        void current.close();
+      });
+      for await (const msg of current) {
+        lastSeq = msg.seq;
+        let command: ClientCommand;
+        try {
+          command = fromBinary(ClientCommandSchema, msg.data);
+        } catch (err) {
+          log.warn({ err, stream_seq: msg.seq }, "ignoring an undecodable client command");
+          continue;
+        }
+        dispatch(command);
+      }
+      if (closed || !replace) return;
+      for (;;) {
+        try {
+          messages = await open();
+          break;
+        } catch (err) {
+          if (closed) return;
+          log.warn({ err }, "could not open a new command consumer; retrying");
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
     }
   })().catch((err: unknown) => log.error({ err }, "run command feed failed"));
 
@@ -85,6 +137,7 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
     close() {
       // Idempotent: the actor closes the feed after the engine and again on its way out.
       closing ??= (async () => {
+        closed = true;
         await messages.close();
         await reading;
       })();
