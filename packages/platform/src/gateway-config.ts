@@ -1,11 +1,13 @@
 /**
  * The team's gateway configuration file (JSON): providers (endpoint kind, base
- * URL, which env var holds the key) and the BYOK models they serve. The provider
- * gateway reads all of it; the cursor adapter and edge proxy read only the model
- * list (ids, names, limits) and never see keys.
+ * URL, which env var holds the key), the BYOK models they serve (with the
+ * model their sub-agents use) and the gateway-side web tools (web-config.ts).
+ * The provider gateway reads the providers; the cursor adapter reads the
+ * models and `web`; the edge proxy only the model ids. Nothing holds keys.
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { webConfigSchema } from "./web-config.ts";
 
 export const providerKindSchema = z.enum(["openai-chat", "openai-responses", "anthropic"]);
 export type ProviderKind = z.infer<typeof providerKindSchema>;
@@ -30,9 +32,19 @@ const providerSchema = z.object({
   headersTimeoutMs: z.number().int().positive().default(60_000),
 });
 
+const modelIdSchema = z.string().regex(/^[A-Za-z0-9._:-]+$/).min(1).max(128);
+
+/**
+ * Which model a sub-agent (Task) started by a run on this model uses:
+ * "inherit" (the same model), "disabled" (Task is not offered) or the id of
+ * another model of this file.
+ */
+export const subagentModelSchema = z.union([z.literal("inherit"), z.literal("disabled"), modelIdSchema]);
+export type SubagentModel = z.infer<typeof subagentModelSchema>;
+
 const modelSchema = z.object({
   /** Id shown to Cursor (what comes back as requested_model.model_id). */
-  id: z.string().regex(/^[A-Za-z0-9._:-]+$/).min(1).max(128),
+  id: modelIdSchema,
   displayName: z.string().min(1),
   provider: z.string().min(1),
   /** Model name sent to the endpoint. */
@@ -56,12 +68,15 @@ const modelSchema = z.object({
    * gateway also requires supportsThinking with it.
    */
   reasoningSummary: reasoningSummarySchema.optional(),
+  subagentModel: subagentModelSchema.default("inherit"),
 });
 
 export const gatewayConfigSchema = z
   .object({
     providers: z.record(z.string(), providerSchema),
     models: z.array(modelSchema).min(1),
+    /** Gateway-side web tools (WebFetch egress policy, WebSearch backend). */
+    web: webConfigSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
     const seen = new Set<string>();
@@ -76,6 +91,11 @@ export const gatewayConfigSchema = z
           path: ["models", i, "reasoningSummary"],
           message: `model ${m.id}: reasoningSummary applies to openai-responses providers only (provider ${m.provider} is ${provider.kind})`,
         });
+    });
+    const ids = new Set(config.models.map((m) => m.id));
+    config.models.forEach((m, i) => {
+      if (m.subagentModel !== "inherit" && m.subagentModel !== "disabled" && !ids.has(m.subagentModel))
+        ctx.addIssue({ code: "custom", path: ["models", i, "subagentModel"], message: `model ${m.id}: subagentModel ${m.subagentModel} is not a model of this file` });
     });
   });
 
