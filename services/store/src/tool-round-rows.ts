@@ -148,3 +148,22 @@ export async function insertResult(tx: Transaction, result: NewToolResult, settl
   );
   return (updated.rows[0] as { version: number }).version;
 }
+
+/** A result committed for `callId` by some run of the conversation (the first one), if any. */
+export async function findCommittedResult(
+  db: Queryable,
+  conversationId: string,
+  callId: string,
+): Promise<{ content: string; isError: boolean; runId: string } | undefined> {
+  const result = await query<{ content: string; is_error: boolean; run_id: string }>(
+    db,
+    `SELECT tr.content, tr.is_error, tr.run_id
+       FROM runs r JOIN tool_results tr ON tr.run_id = r.id
+      WHERE r.conversation_id = $1 AND tr.call_id = $2
+      ORDER BY tr.created_at
+      LIMIT 1`,
+    [conversationId, callId],
+  );
+  const row = result.rows[0];
+  return row ? { content: row.content, isError: row.is_error, runId: row.run_id } : undefined;
+}
