@@ -10,6 +10,7 @@ import type { CursorAdapterConfig } from "./config.ts";
 import { startAdapterServer } from "./connect/http-server.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
+import { createMarkdownPool, type PageConverter } from "./web/markdown-pool.ts";
 
 export interface CursorAdapterOverrides {
   log?: Logger;
@@ -28,6 +29,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
   const { models } = config;
 
   let nc: NatsConnection | undefined;
+  let converter: PageConverter | undefined;
   let factory = overrides.sessionFactory;
   if (!factory) {
     nc = await connectNats(config.natsUrl, "cursor-adapter", log);
@@ -38,11 +40,14 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       await nc.close();
       throw new Error(`cannot set up the run streams on NATS: ${(err as Error).message}`, { cause: err });
     }
+    converter = createMarkdownPool();
     factory = createRunSessionFactory({
       nc,
       names,
       log,
       models,
+      web: config.web,
+      converter,
       promptDir: join(config.promptDir, "cursor"),
       timeouts: config.timeouts,
     });
@@ -61,6 +66,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       log,
     });
   } catch (err) {
+    await converter?.close();
     await nc?.close();
     throw err;
   }
@@ -73,6 +79,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       await server.stop();
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (connection && !connection.isClosed()) await connection.drain();
+      await converter?.close();
     },
   };
 }

@@ -29,7 +29,7 @@ function harness() {
   const sent: agent.AgentServerMessage[] = [];
   const errors: string[] = [];
   const progress: WireProgress[] = [];
-  const wire = new ExecWire({ send: (m) => sent.push(m), protocolError: (m) => errors.push(m), log: silentLogger() });
+  const wire = new ExecWire({ send: (m) => sent.push(m), protocolError: (m) => errors.push(m), workFailed: (e) => errors.push(String(e)), log: silentLogger() });
   const execIds = () => sent.flatMap((m) => (m.message.case === "execServerMessage" ? [m.message.value.id] : []));
   const aborts = () => sent.flatMap((m) => (m.message.case === "execServerControlMessage" && m.message.value.message.case === "abort" ? [m.message.value.message.value.id] : []));
   const result = (id: number, content: string) =>

@@ -16,7 +16,7 @@
  * reason of this side, or is published after the stream already ended.
  */
 import { create } from "@bufbuild/protobuf";
-import { clientModelCallId, FailureKind, isRunId, parseMemberId, StateEventSchema, type ClientEvent, type RunId } from "@byok/contracts";
+import { clientModelCallId, FailureKind, isRunId, parseConversationId, parseMemberId, StateEventSchema, type ClientEvent, type RunId } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
@@ -94,7 +94,7 @@ class CursorRunSession implements RunSession {
       isDynamicTool: (name) => this.#plan?.tools.dynamicToolNames.has(name) ?? false,
       modelCallIdOf: (index) => clientModelCallId(runId, index),
     });
-    this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), log: this.#log });
+    this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), workFailed: (error) => this.#fail(error), log: this.#log });
   }
 
   start(): void {
@@ -158,7 +158,9 @@ class CursorRunSession implements RunSession {
       runId: this.#runId,
       memberId: parseMemberId(this.#context.memberId),
       runRequest,
+      headers: this.#context.headers,
       models: deps.models,
+      web: this.#services.web,
       prompts: this.#services.prompts,
       store: this.#services.store,
       blobSources: {
@@ -196,6 +198,8 @@ class CursorRunSession implements RunSession {
       setup: plan.tools,
       readPaths: plan.baseState.readPaths,
       wire: this.#wire,
+      web: this.#services.web,
+      committedResult: (callId) => this.#services.store.findToolResult(parseConversationId(plan.run.conversationId), callId),
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
       publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.publishDeadlineMs),

@@ -7,9 +7,11 @@
  * time, in the order the calls finished.
  *
  * A round is known by its id: a repeated ExecuteToolRound (new owner after
- * failover) dispatches only calls this session has not started. The driver
- * also keeps the conversation state tools change (read paths, todos, MCP
- * routes) for the settled checkpoint.
+ * failover) dispatches only calls this session has not started. A gateway-side
+ * tool (WebFetch, WebSearch) whose call already has a committed result in the
+ * conversation (a client resume re-running its staged round) reuses it: no new
+ * approval, no new fetch. The driver also keeps the conversation state tools
+ * change (read paths, todos, MCP routes, mode, plan) for the settled checkpoint.
  */
 import type { ToolCallPart } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
@@ -19,7 +21,8 @@ import type { RunToolSetup } from "../request/prepare-run.ts";
 import { toolCallCompletedUpdate, toolCallDeltaUpdate, toolCallStartedUpdate, type ToolInteractionUpdate } from "../tools/cards.ts";
 import { withReadPaths } from "../tools/files.ts";
 import { planToolCall } from "../tools/plan-tool-call.ts";
-import type { ToolOutcome, ToolPlanContext } from "../tools/types.ts";
+import type { CommittedResult, ToolOutcome, ToolPlan, ToolPlanContext } from "../tools/types.ts";
+import type { WebTools } from "../tools/web-tools.ts";
 import type { ExecWire, WireProgress } from "./exec-wire.ts";
 import type { ToolResultInit } from "./run-bus.ts";
 
@@ -29,6 +32,9 @@ export interface ToolRoundDriverPorts {
   /** Files Read earlier in the conversation (the client's checkpoint). */
   readPaths: readonly string[];
   wire: ExecWire;
+  web: WebTools;
+  /** A result an earlier run of the conversation committed for this call id (store lookup). */
+  committedResult(callId: string): Promise<CommittedResult | undefined>;
   send(message: agent.AgentServerMessage): void;
   /** model_call_id of the model call that produced `callId` ("" when unknown). */
   modelCallIdOf(callId: string): string;
@@ -57,6 +63,9 @@ export class ToolRoundDriver {
   #readPaths: string[];
   #todos: tools.TodoItem[];
   #todosChanged = false;
+  #mode: string | undefined;
+  #plan: string | undefined;
+  #stepUpdates = 0;
   #resumedRoundUsed = false;
   #publishing: Promise<void> = Promise.resolve();
 
@@ -101,9 +110,19 @@ export class ToolRoundDriver {
     return this.#readPaths;
   }
 
-  /** The conversation's todo list when a TodoWrite changed it in this run; undefined otherwise. */
+  /** The conversation's todo list when a TodoWrite (or a plan) changed it in this run; undefined otherwise. */
   get changedTodos(): readonly tools.TodoItem[] | undefined {
     return this.#todosChanged ? this.#todos : undefined;
+  }
+
+  /** The prompt mode an approved SwitchMode chose in this run; undefined otherwise. */
+  get changedMode(): string | undefined {
+    return this.#mode;
+  }
+
+  /** The Markdown of the plan CreatePlan made in this run; undefined otherwise. */
+  get changedPlan(): string | undefined {
+    return this.#plan;
   }
 
   #startTimeOf(calls: readonly ToolCallPart[]): number {
@@ -135,10 +154,11 @@ export class ToolRoundDriver {
         wire.startExec(call.callId, plan.exec, onProgress);
         return;
       case "interaction":
-        wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
+        if (plan.reuse === undefined) wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
+        else this.#reuseOrAsk(round, call.callId, modelCallId, plan, plan.reuse, onProgress);
         return;
       case "server":
-        wire.later(plan.delayMs, () => this.#complete(round, call.callId, modelCallId, plan.complete()));
+        wire.later(plan.delayMs, () => wire.runWork(() => plan.complete(), onProgress));
         return;
       case "invalid":
         log.info({ call_id: call.callId, tool: call.name }, "tool call rejected before execution");
@@ -151,6 +171,30 @@ export class ToolRoundDriver {
     }
   }
 
+  /** A committed result of an earlier run is the outcome; without one the user is asked as usual. */
+  #reuseOrAsk(
+    round: RoundState,
+    callId: string,
+    modelCallId: string,
+    plan: Extract<ToolPlan, { kind: "interaction" }>,
+    reuse: (committed: CommittedResult) => ToolOutcome,
+    onProgress: (progress: WireProgress) => void,
+  ): void {
+    const ask = (): void => this.#ports.wire.startQuery(callId, plan.query, plan.onResponse, onProgress);
+    this.#ports.committedResult(callId).then(
+      (committed) => {
+        if (this.#ports.ended()) return;
+        if (committed === undefined) return ask();
+        this.#ports.log.info({ call_id: callId, round_id: round.roundId }, "gateway-side tool already has a committed result; reusing it");
+        this.#complete(round, callId, modelCallId, reuse(committed));
+      },
+      (error: unknown) => {
+        this.#ports.log.warn({ err: error, call_id: callId }, "committed result lookup failed; asking the user again");
+        if (!this.#ports.ended()) ask();
+      },
+    );
+  }
+
   #planContext(round: RoundState): ToolPlanContext {
     const { setup } = this.#ports;
     return {
@@ -159,6 +203,10 @@ export class ToolRoundDriver {
       allowedToolNames: this.#allowedToolNames,
       mcp: setup.mcp,
       todos: this.#todos,
+      mode: this.#mode ?? setup.mode,
+      subagents: setup.subagents,
+      stepUpdates: this.#stepUpdates,
+      web: this.#ports.web,
       startedAtMs: round.startedAtMs,
       now: this.#ports.now,
     };
@@ -194,6 +242,20 @@ export class ToolRoundDriver {
           break;
         case "mcp_state":
           this.#ports.setup.mcp.applyState(effect.servers);
+          break;
+        case "mode":
+          this.#mode = effect.mode;
+          break;
+        case "plan":
+          this.#plan = effect.markdown;
+          // The plan's steps become the todo list; a plan without steps leaves the list as it is.
+          if (effect.todos.length > 0) {
+            this.#todos = effect.todos;
+            this.#todosChanged = true;
+          }
+          break;
+        case "step_update":
+          this.#stepUpdates += 1;
           break;
         default: {
           const unreachable: never = effect;
