@@ -8,8 +8,12 @@
  * - the prepared send(): one HTTP attempt, resolving with the raw streaming
  *   Response once 2xx headers arrived, throwing the SDK's error otherwise;
  * - createDecoder(): the endpoint's SSE events -> ModelEvents via the writer.
+ * For the same-shape path of the HTTP front, passThrough() sends a client's
+ * own request body for this endpoint kind as it is (through the same SDK
+ * client, key and headers), and hasOpaqueReplay() tells whether a call's
+ * replay state holds anything beyond the visible content.
  */
-import type { ModelRequest } from "@byok/contracts";
+import type { ModelRequest, ReplayState } from "@byok/contracts";
 import type { Logger, ProviderKind } from "@byok/platform";
 import type { ModelEventWriter } from "../events.ts";
 import type { Route } from "../routes.ts";
@@ -39,12 +43,28 @@ export interface StreamDecoder {
   onEnd(): void;
 }
 
+/** A client's own request for this endpoint kind (HTTP front, same shape), sent with the minimal change. */
+export interface PassThroughRequest {
+  /** The kind's model call endpoint, or Anthropic's token counting. */
+  readonly operation: "create" | "count_tokens";
+  /** The client's body with the upstream model name (and stream usage option) set. */
+  readonly body: Readonly<Record<string, unknown>>;
+  readonly stream: boolean;
+  /** Client headers passed on (anthropic-beta, anthropic-version). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+}
+
 export interface BoundAdapter {
   readonly route: Route;
   prepare(request: ModelRequest): PrepareResult;
-  /** Map an error thrown by send() (the SDK boundary). */
+  /** Map an error thrown by send() or passThrough() (the SDK boundary). */
   toSendFailure(error: unknown): SendFailure;
   createDecoder(writer: ModelEventWriter): StreamDecoder;
+  /** One HTTP attempt with a client's body; resolves with the raw Response once 2xx headers arrived. */
+  passThrough(request: PassThroughRequest, signal: AbortSignal): Promise<Response>;
+  /** Whether this route's replay state carries opaque items (reasoning the visible content cannot rebuild). */
+  hasOpaqueReplay(replay: ReplayState): boolean;
 }
 
 export interface ProviderAdapter {

@@ -6,6 +6,7 @@
 import OpenAI from "openai";
 import type { Logger } from "@byok/platform";
 import type { Route } from "../routes.ts";
+import type { PassThroughRequest } from "./adapter.ts";
 import { sdkLogger } from "./sdk-logger.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
 
@@ -19,6 +20,11 @@ export function createOpenAiClient(route: Route, log: Logger): OpenAI {
     logger: sdkLogger(log, "openai"),
     logLevel: "warn",
   });
+}
+
+/** A client's own body to `path` (relative to the route's base URL), as a raw Response. */
+export function openAiPassThrough(client: OpenAI, path: string, request: PassThroughRequest, signal: AbortSignal): Promise<Response> {
+  return client.post(path, { body: request.body, stream: request.stream, headers: request.headers, query: request.query, signal }).asResponse();
 }
 
 export function openAiSendFailure(error: unknown): SendFailure {

@@ -6,6 +6,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Logger } from "@byok/platform";
 import type { Route } from "../../routes.ts";
+import type { PassThroughRequest } from "../adapter.ts";
 import { sdkLogger } from "../sdk-logger.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../../upstream-errors.ts";
 
@@ -19,6 +20,12 @@ export function createAnthropicClient(route: Route, log: Logger): Anthropic {
     logger: sdkLogger(log, "anthropic"),
     logLevel: "warn",
   });
+}
+
+/** A client's own Messages (or count_tokens) body, as a raw Response; anthropic-beta/-version headers as the client sent them. */
+export function anthropicPassThrough(client: Anthropic, request: PassThroughRequest, signal: AbortSignal): Promise<Response> {
+  const path = request.operation === "count_tokens" ? "/v1/messages/count_tokens" : "/v1/messages";
+  return client.post(path, { body: request.body, stream: request.stream, headers: request.headers, query: request.query, signal }).asResponse();
 }
 
 export function anthropicSendFailure(error: unknown): SendFailure {

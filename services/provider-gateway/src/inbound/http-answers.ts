@@ -1,0 +1,36 @@
+/**
+ * Writing answers on the HTTP front: JSON bodies, error answers in the
+ * client's format (before the first byte) and SSE writes that respect the
+ * socket's backpressure.
+ */
+import { once } from "node:events";
+import type { ServerResponse } from "node:http";
+import { errorBody, errorHeaders, type InboundError } from "./client-errors.ts";
+import type { ClientFormat } from "./client-format.ts";
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers });
+  res.end(text);
+}
+
+/** An error answer in the client's format; a stream already started gets nothing more here (see the encoders). */
+export function sendError(res: ServerResponse, format: ClientFormat, error: InboundError): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendJson(res, error.status, errorBody(format, error), errorHeaders(error));
+}
+
+/** The headers of an SSE answer, sent at once. */
+export function startSse(res: ServerResponse, contentType = "text/event-stream"): void {
+  res.writeHead(200, { "content-type": contentType, "cache-control": "no-cache", "x-accel-buffering": "no" });
+  res.flushHeaders();
+}
+
+/** Writes `chunk`; resolves when the socket can take more (or the client went away). */
+export async function writeChunk(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
+  if (res.destroyed) return;
+  if (!res.write(chunk) && !res.destroyed) await Promise.race([once(res, "drain"), once(res, "close")]);
+}

@@ -1,0 +1,177 @@
+/**
+ * The same-shape fast path: the client speaks the route's endpoint kind, so
+ * its request goes upstream with the minimal change and the answer comes back
+ * as the endpoint sent it.
+ *
+ * Minimal change: `model` becomes the route's upstream model; a streamed chat
+ * request asks for usage (`stream_options.include_usage`; the usage chunk is
+ * left out again for a client that did not ask); anthropic-beta /
+ * anthropic-version headers and `?beta=true` are passed on; items the gateway
+ * made up for another shape (gateway-markers.ts) are left out. The key is the
+ * route's. Retries only before the first byte, as for every model call.
+ *
+ * Streaming: every chunk read from the upstream body is written to the client
+ * before the next read (so each SSE event reaches the client before the next
+ * one is read); the usage for the ledger is read from the passing events
+ * (stream-watch.ts). A stream that breaks, or ends without the endpoint's
+ * terminal signal, gets an error event in the client's format.
+ */
+import { ModelFailureKind } from "@byok/contracts";
+import type { PassThroughRequest } from "../adapters/adapter.ts";
+import { openWithRetries } from "../retry.ts";
+import { errorOfFailure, InboundError } from "./client-errors.ts";
+import { GATEWAY_REASONING_ID_PREFIX, GATEWAY_THINKING_SIGNATURE } from "./gateway-markers.ts";
+import { sendError, startSse, writeChunk } from "./http-answers.ts";
+import type { CallResult, InboundCall } from "./inbound-call.ts";
+import { inStreamError } from "./in-stream-error.ts";
+import { SseSplitter } from "./sse-splitter.ts";
+import { bodyUsage, streamWatch } from "./stream-watch.ts";
+
+interface SameShapeRequest extends PassThroughRequest {
+  /** Leave the usage-only chunk out (chat: the gateway asked for usage, the client did not). */
+  readonly dropUsageChunk: boolean;
+}
+
+/** The client's request with the minimal change for the route. */
+export function sameShapeRequest(call: Pick<InboundCall, "format" | "route" | "body" | "stream" | "headers" | "query">, operation: PassThroughRequest["operation"] = "create"): SameShapeRequest {
+  const body: Record<string, unknown> = { ...call.body, model: call.route.upstreamModel };
+  let dropUsageChunk = false;
+  const headers: Record<string, string> = {};
+  const query: Record<string, string> = {};
+  switch (call.format) {
+    case "openai-chat": {
+      const options = isRecord(body["stream_options"]) ? body["stream_options"] : {};
+      if (call.stream && options["include_usage"] !== true) {
+        body["stream_options"] = { ...options, include_usage: true };
+        dropUsageChunk = true;
+      }
+      break;
+    }
+    case "openai-responses":
+      if (Array.isArray(body["input"])) body["input"] = withoutGatewayReasoning(body["input"]);
+      break;
+    case "anthropic": {
+      for (const name of ["anthropic-beta", "anthropic-version"]) {
+        const value = call.headers[name];
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(",") : value;
+      }
+      const beta = call.query.get("beta");
+      if (beta !== null) query["beta"] = beta;
+      if (Array.isArray(body["messages"])) body["messages"] = withoutGatewayThinking(body["messages"]);
+      break;
+    }
+    default: {
+      const never: never = call.format;
+      throw new Error(`unknown format ${String(never)}`);
+    }
+  }
+  return { operation, body, stream: call.stream, headers, query, dropUsageChunk };
+}
+
+export async function relaySameShape(call: InboundCall, operation: PassThroughRequest["operation"] = "create"): Promise<CallResult> {
+  const { res, adapter, format } = call;
+  const request = sameShapeRequest(call, operation);
+  const opened = await openWithRetries((signal) => adapter.passThrough(request, signal), adapter.toSendFailure, call.policy, call.signal, {
+    onRetry: (attempt, failure, delayMs) =>
+      call.log.warn({ attempt, failure_kind: ModelFailureKind[failure.kind], http_status: failure.httpStatus, delay_ms: delayMs }, "retrying a relayed request before the first byte"),
+  });
+  switch (opened.kind) {
+    case "cancelled":
+      res.destroy();
+      return { outcome: "CANCELLED", usage: undefined, firstByteMs: undefined };
+    case "failed": {
+      const error = errorOfFailure(opened.failure);
+      sendError(res, format, error);
+      return { outcome: ModelFailureKind[opened.failure.kind] ?? "failed", usage: undefined, firstByteMs: undefined };
+    }
+    case "opened":
+      break;
+    default: {
+      const never: never = opened;
+      throw new Error(`unknown open outcome ${JSON.stringify(never)}`);
+    }
+  }
+  const response = opened.response;
+  if (!request.stream) {
+    const text = await response.text();
+    const usage = bodyUsage(adapter.route.kind, parseJson(text));
+    res.writeHead(200, { "content-type": response.headers.get("content-type") ?? "application/json", "content-length": String(Buffer.byteLength(text)) });
+    res.end(text);
+    return { outcome: "ok", usage, firstByteMs: Date.now() - call.started };
+  }
+  return relayStream(call, response, request.dropUsageChunk);
+}
+
+async function relayStream(call: InboundCall, response: Response, dropUsageChunk: boolean): Promise<CallResult> {
+  const { res, format } = call;
+  const watch = streamWatch(call.route.kind, { dropUsageChunk });
+  const splitter = new SseSplitter();
+  const decoder = new TextDecoder();
+  const body = response.body;
+  startSse(res, response.headers.get("content-type") ?? "text/event-stream");
+  const firstByteMs = Date.now() - call.started;
+  let failure: string | undefined;
+  if (body !== null) {
+    const reader = body.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        const events = splitter.push(decoder.decode(value, { stream: true }));
+        if (dropUsageChunk) {
+          // Event by event (complete events only), so the one left out never reaches the client.
+          let kept = "";
+          for (const event of events) if (watch.see(event)) kept += event.raw;
+          if (kept !== "") await writeChunk(res, kept);
+        } else {
+          for (const event of events) watch.see(event);
+          await writeChunk(res, value);
+        }
+      }
+      const rest = splitter.flush();
+      if (rest !== undefined && watch.see(rest) && dropUsageChunk) await writeChunk(res, rest.raw);
+    } catch (error) {
+      if (call.signal.aborted) return { outcome: "CANCELLED", usage: watch.usage, firstByteMs };
+      failure = `the upstream stream broke: ${(error as Error).message}`;
+    } finally {
+      reader.releaseLock();
+    }
+  }
+  if (failure === undefined && !watch.ended) failure = "the upstream stream ended without its terminal event";
+  if (failure !== undefined) {
+    call.log.warn({ reason: failure }, "relayed stream ended badly");
+    await writeChunk(res, inStreamError(format, new InboundError("upstream", failure)));
+  }
+  res.end();
+  return { outcome: failure === undefined ? "ok" : ModelFailureKind[ModelFailureKind.TRUNCATED], usage: watch.usage, firstByteMs };
+}
+
+function withoutGatewayThinking(messages: unknown[]): unknown[] {
+  let changed = false;
+  const out = messages.map((message) => {
+    if (!isRecord(message) || message["role"] !== "assistant" || !Array.isArray(message["content"])) return message;
+    const content = message["content"].filter((block) => !(isRecord(block) && block["type"] === "thinking" && block["signature"] === GATEWAY_THINKING_SIGNATURE));
+    if (content.length === message["content"].length) return message;
+    changed = true;
+    return { ...message, content };
+  });
+  return changed ? out : messages;
+}
+
+function withoutGatewayReasoning(input: unknown[]): unknown[] {
+  const out = input.filter((item) => !(isRecord(item) && item["type"] === "reasoning" && typeof item["id"] === "string" && item["id"].startsWith(GATEWAY_REASONING_ID_PREFIX)));
+  return out.length === input.length ? input : out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
