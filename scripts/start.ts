@@ -61,6 +61,8 @@ function serviceEnv(
   if (service !== "provider-gateway") for (const key of keyVariables) delete env[key];
   if (service === "store") env["DATABASE_URL"] = infra.databaseUrl;
   if (service === "edge-proxy" && adapterUrl !== undefined) env["ADAPTER_URL"] = adapterUrl;
+  // The OpenAI/Anthropic-compatible API (docs/inbound-api.md) is on by default locally.
+  if (service === "provider-gateway") env["INBOUND_PORT"] ??= "8090";
   return env;
 }
 

@@ -103,6 +103,7 @@ describe("npm start", () => {
       PORT: "0",
       PROXY_HOST: "127.0.0.1",
       PROXY_PORT: "0",
+      INBOUND_PORT: "0",
       CA_DIR: join(dir, "ca"),
       UPSTREAM_ORIGIN: "http://127.0.0.1:9",
       LOG_FORMAT: "json",
