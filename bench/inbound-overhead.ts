@@ -208,7 +208,7 @@ async function main(): Promise<void> {
         for (const p of [50, 99]) {
           const base = percentile(d.map(pick), p);
           const cand = percentile(g.map(pick), p);
-          rows.push([String(level), `${metric} p${p}`, ms(base), ms(cand), `+${ms(cand - base)}`]);
+          rows.push([String(level), `${metric} p${p}`, ms(base), ms(cand), `${cand >= base ? "+" : ""}${ms(cand - base)}`]);
         }
       }
     }
@@ -236,6 +236,7 @@ async function main(): Promise<void> {
     console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each`);
     console.log(renderTable(["target", "requests/s", "client+mock CPU", "gateway CPU"], satRows));
     console.log("(numbers only; the client and the mock share one process and core, so the gateway rate is bounded by theirs)");
+    console.log(`load average at the end: ${machineContext().loadAverage}`);
   } finally {
     child.kill("SIGTERM");
     await new Promise((resolve) => child.once("exit", resolve));

@@ -6,7 +6,7 @@
 import OpenAI from "openai";
 import type { Logger } from "@byok/platform";
 import type { Route } from "../routes.ts";
-import type { PassThroughRequest } from "./adapter.ts";
+import type { PassThroughRequest, PassThroughTarget } from "./adapter.ts";
 import { sdkLogger } from "./sdk-logger.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
 
@@ -22,9 +22,13 @@ export function createOpenAiClient(route: Route, log: Logger): OpenAI {
   });
 }
 
-/** A client's own body to `path` (relative to the route's base URL), as a raw Response. */
-export function openAiPassThrough(client: OpenAI, path: string, request: PassThroughRequest, signal: AbortSignal): Promise<Response> {
-  return client.post(path, { body: request.body, stream: request.stream, headers: request.headers, query: request.query, signal }).asResponse();
+/** A relayed client request to `path` of the route (OpenAI kinds: Bearer key). */
+export function openAiPassThroughTarget(route: Route, path: string, request: PassThroughRequest): PassThroughTarget {
+  const query = new URLSearchParams(request.query).toString();
+  return {
+    url: `${route.baseUrl}${path}${query === "" ? "" : `?${query}`}`,
+    headers: { ...route.headers, ...request.headers, authorization: `Bearer ${route.apiKey.reveal()}` },
+  };
 }
 
 export function openAiSendFailure(error: unknown): SendFailure {

@@ -1,9 +1,7 @@
 /**
  * Writing answers on the HTTP front: JSON bodies, error answers in the
- * client's format (before the first byte) and SSE writes that respect the
- * socket's backpressure.
+ * client's format (before the first byte) and the head of an SSE answer.
  */
-import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import { errorBody, errorHeaders, type InboundError } from "./client-errors.ts";
 import type { ClientFormat } from "./client-format.ts";
@@ -27,10 +25,4 @@ export function sendError(res: ServerResponse, format: ClientFormat, error: Inbo
 export function startSse(res: ServerResponse, contentType = "text/event-stream"): void {
   res.writeHead(200, { "content-type": contentType, "cache-control": "no-cache", "x-accel-buffering": "no" });
   res.flushHeaders();
-}
-
-/** Writes `chunk`; resolves when the socket can take more (or the client went away). */
-export async function writeChunk(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
-  if (res.destroyed) return;
-  if (!res.write(chunk) && !res.destroyed) await Promise.race([once(res, "drain"), once(res, "close")]);
 }

@@ -10,22 +10,26 @@
  * made up for another shape (gateway-markers.ts) are left out. The key is the
  * route's. Retries only before the first byte, as for every model call.
  *
- * Streaming: every chunk read from the upstream body is written to the client
- * before the next read (so each SSE event reaches the client before the next
- * one is read); the usage for the ledger is read from the passing events
- * (stream-watch.ts). A stream that breaks, or ends without the endpoint's
+ * Streaming: every chunk of the upstream body is written to the client as it
+ * is delivered, before the next one (so each SSE event reaches the client
+ * before the next one is read); the usage for the ledger is read from the
+ * passing events (stream-watch.ts). The request goes out on node:http
+ * (upstream-http.ts explains why not through the SDK). A stream that breaks, or ends without the endpoint's
  * terminal signal, gets an error event in the client's format.
  */
+import type { IncomingMessage } from "node:http";
+import { StringDecoder } from "node:string_decoder";
 import { ModelFailureKind } from "@byok/contracts";
 import type { PassThroughRequest } from "../adapters/adapter.ts";
 import { openWithRetries } from "../retry.ts";
 import { errorOfFailure, InboundError } from "./client-errors.ts";
 import { GATEWAY_REASONING_ID_PREFIX, GATEWAY_THINKING_SIGNATURE } from "./gateway-markers.ts";
-import { sendError, startSse, writeChunk } from "./http-answers.ts";
+import { sendError, startSse } from "./http-answers.ts";
 import type { CallResult, InboundCall } from "./inbound-call.ts";
 import { inStreamError } from "./in-stream-error.ts";
 import { SseSplitter } from "./sse-splitter.ts";
 import { bodyUsage, streamWatch } from "./stream-watch.ts";
+import { sendUpstream, upstreamSendFailure } from "./upstream-http.ts";
 
 interface SameShapeRequest extends PassThroughRequest {
   /** Leave the usage-only chunk out (chat: the gateway asked for usage, the client did not). */
@@ -71,7 +75,9 @@ export function sameShapeRequest(call: Pick<InboundCall, "format" | "route" | "b
 export async function relaySameShape(call: InboundCall, operation: PassThroughRequest["operation"] = "create"): Promise<CallResult> {
   const { res, adapter, format } = call;
   const request = sameShapeRequest(call, operation);
-  const opened = await openWithRetries((signal) => adapter.passThrough(request, signal), adapter.toSendFailure, call.policy, call.signal, {
+  const target = adapter.passThroughTarget(request);
+  const body = JSON.stringify(request.body);
+  const opened = await openWithRetries((signal) => sendUpstream(target, body, signal, adapter.route.headersTimeoutMs), upstreamSendFailure, call.policy, call.signal, {
     onRetry: (attempt, failure, delayMs) =>
       call.log.warn({ attempt, failure_kind: ModelFailureKind[failure.kind], http_status: failure.httpStatus, delay_ms: delayMs }, "retrying a relayed request before the first byte"),
   });
@@ -80,8 +86,7 @@ export async function relaySameShape(call: InboundCall, operation: PassThroughRe
       res.destroy();
       return { outcome: "CANCELLED", usage: undefined, firstByteMs: undefined };
     case "failed": {
-      const error = errorOfFailure(opened.failure);
-      sendError(res, format, error);
+      sendError(res, format, errorOfFailure(opened.failure));
       return { outcome: ModelFailureKind[opened.failure.kind] ?? "failed", usage: undefined, firstByteMs: undefined };
     }
     case "opened":
@@ -91,59 +96,89 @@ export async function relaySameShape(call: InboundCall, operation: PassThroughRe
       throw new Error(`unknown open outcome ${JSON.stringify(never)}`);
     }
   }
-  const response = opened.response;
+  const upstream = opened.response;
+  const contentType = headerText(upstream.headers["content-type"]);
   if (!request.stream) {
-    const text = await response.text();
-    const usage = bodyUsage(adapter.route.kind, parseJson(text));
-    res.writeHead(200, { "content-type": response.headers.get("content-type") ?? "application/json", "content-length": String(Buffer.byteLength(text)) });
-    res.end(text);
-    return { outcome: "ok", usage, firstByteMs: Date.now() - call.started };
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of upstream) chunks.push(chunk as Buffer);
+    } catch (error) {
+      if (call.signal.aborted) return { outcome: "CANCELLED", usage: undefined, firstByteMs: undefined };
+      sendError(res, format, new InboundError("upstream", `the upstream answer broke: ${(error as Error).message}`));
+      return { outcome: ModelFailureKind[ModelFailureKind.TRUNCATED], usage: undefined, firstByteMs: undefined };
+    }
+    const answer = Buffer.concat(chunks);
+    res.writeHead(200, { "content-type": contentType ?? "application/json", "content-length": String(answer.length) });
+    res.end(answer);
+    return { outcome: "ok", usage: bodyUsage(adapter.route.kind, parseJson(answer.toString("utf8"))), firstByteMs: Date.now() - call.started };
   }
-  return relayStream(call, response, request.dropUsageChunk);
+  return relayStream(call, upstream, contentType, request.dropUsageChunk);
 }
 
-async function relayStream(call: InboundCall, response: Response, dropUsageChunk: boolean): Promise<CallResult> {
+/**
+ * Each chunk is written to the client in the 'data' handler that delivers it,
+ * before the next one is delivered; a client that cannot take more pauses the
+ * upstream socket until it drains.
+ */
+function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: string | undefined, dropUsageChunk: boolean): Promise<CallResult> {
   const { res, format } = call;
   const watch = streamWatch(call.route.kind, { dropUsageChunk });
   const splitter = new SseSplitter();
-  const decoder = new TextDecoder();
-  const body = response.body;
-  startSse(res, response.headers.get("content-type") ?? "text/event-stream");
+  const decoder = new StringDecoder("utf8");
+  startSse(res, contentType ?? "text/event-stream");
   const firstByteMs = Date.now() - call.started;
-  let failure: string | undefined;
-  if (body !== null) {
-    const reader = body.getReader();
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        const events = splitter.push(decoder.decode(value, { stream: true }));
-        if (dropUsageChunk) {
-          // Event by event (complete events only), so the one left out never reaches the client.
-          let kept = "";
-          for (const event of events) if (watch.see(event)) kept += event.raw;
-          if (kept !== "") await writeChunk(res, kept);
-        } else {
-          for (const event of events) watch.see(event);
-          await writeChunk(res, value);
-        }
-      }
-      const rest = splitter.flush();
-      if (rest !== undefined && watch.see(rest) && dropUsageChunk) await writeChunk(res, rest.raw);
-    } catch (error) {
-      if (call.signal.aborted) return { outcome: "CANCELLED", usage: watch.usage, firstByteMs };
-      failure = `the upstream stream broke: ${(error as Error).message}`;
-    } finally {
-      reader.releaseLock();
+  const forward = (text: string, raw: Buffer | undefined): void => {
+    const events = splitter.push(text);
+    let ok: boolean;
+    if (dropUsageChunk) {
+      // Event by event (complete events only), so the one left out never reaches the client.
+      let kept = "";
+      for (const event of events) if (watch.see(event)) kept += event.raw;
+      ok = kept === "" || res.write(kept);
+    } else {
+      for (const event of events) watch.see(event);
+      ok = raw === undefined || res.write(raw);
     }
-  }
-  if (failure === undefined && !watch.ended) failure = "the upstream stream ended without its terminal event";
-  if (failure !== undefined) {
-    call.log.warn({ reason: failure }, "relayed stream ended badly");
-    await writeChunk(res, inStreamError(format, new InboundError("upstream", failure)));
-  }
-  res.end();
-  return { outcome: failure === undefined ? "ok" : ModelFailureKind[ModelFailureKind.TRUNCATED], usage: watch.usage, firstByteMs };
+    if (!ok && !res.destroyed) {
+      upstream.pause();
+      res.once("drain", () => upstream.resume());
+    }
+  };
+  return new Promise((resolve) => {
+    let finished = false;
+    const finish = (failure: string | undefined, cancelled = false): void => {
+      if (finished) return;
+      finished = true;
+      if (cancelled) {
+        upstream.destroy();
+        res.destroy();
+        resolve({ outcome: "CANCELLED", usage: watch.usage, firstByteMs });
+        return;
+      }
+      const rest = decoder.end();
+      if (rest !== "") forward(rest, dropUsageChunk ? undefined : Buffer.from(rest));
+      const tail = splitter.flush();
+      if (tail !== undefined && watch.see(tail) && dropUsageChunk) res.write(tail.raw);
+      const problem = failure ?? (watch.ended ? undefined : "the upstream stream ended without its terminal event");
+      if (problem !== undefined) {
+        call.log.warn({ reason: problem }, "relayed stream ended badly");
+        res.write(inStreamError(format, new InboundError("upstream", problem)));
+      }
+      res.end();
+      resolve({ outcome: problem === undefined ? "ok" : ModelFailureKind[ModelFailureKind.TRUNCATED], usage: watch.usage, firstByteMs });
+    };
+    upstream.on("data", (chunk: Buffer) => forward(decoder.write(chunk), chunk));
+    upstream.on("end", () => finish(undefined));
+    upstream.on("error", (error) => finish(`the upstream stream broke: ${error.message}`, call.signal.aborted));
+    upstream.on("close", () => {
+      if (!upstream.readableEnded) finish("the upstream stream broke: the connection closed", call.signal.aborted);
+    });
+    call.signal.addEventListener("abort", () => finish(undefined, true), { once: true });
+  });
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function withoutGatewayThinking(messages: unknown[]): unknown[] {

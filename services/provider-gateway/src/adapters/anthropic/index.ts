@@ -3,7 +3,7 @@ import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/m
 import type { ProviderAdapter } from "../adapter.ts";
 import { prepareWith } from "../prepare.ts";
 import { decodeReplay } from "../replay-codec.ts";
-import { anthropicPassThrough, anthropicSendFailure, createAnthropicClient } from "./client.ts";
+import { anthropicPassThroughTarget, anthropicSendFailure, createAnthropicClient } from "./client.ts";
 import { anthropicReplaySchema } from "./replay.ts";
 import { buildAnthropicRequest } from "./request.ts";
 import { AnthropicStreamDecoder } from "./stream.ts";
@@ -22,7 +22,7 @@ export const anthropicAdapter: ProviderAdapter = {
         ),
       toSendFailure: anthropicSendFailure,
       createDecoder: (writer) => new AnthropicStreamDecoder(writer, route),
-      passThrough: (request, signal) => anthropicPassThrough(client, request, signal),
+      passThroughTarget: (request) => anthropicPassThroughTarget(route, request),
       hasOpaqueReplay: (replay) => decodeReplay(replay, route, anthropicReplaySchema)?.layout.some((slot) => slot.kind === "opaque") === true,
     };
   },

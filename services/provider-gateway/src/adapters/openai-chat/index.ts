@@ -1,7 +1,7 @@
 /** The openai-chat adapter: Chat Completions through the OpenAI SDK. */
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import type { ProviderAdapter } from "../adapter.ts";
-import { createOpenAiClient, openAiPassThrough, openAiSendFailure } from "../openai-client.ts";
+import { createOpenAiClient, openAiPassThroughTarget, openAiSendFailure } from "../openai-client.ts";
 import { prepareWith } from "../prepare.ts";
 import { decodeReplay } from "../replay-codec.ts";
 import { chatReplaySchema } from "./replay.ts";
@@ -22,7 +22,7 @@ export const openAiChatAdapter: ProviderAdapter = {
         ),
       toSendFailure: openAiSendFailure,
       createDecoder: (writer) => new ChatStreamDecoder(writer, route),
-      passThrough: (request, signal) => openAiPassThrough(client, "/chat/completions", request, signal),
+      passThroughTarget: (request) => openAiPassThroughTarget(route, "/chat/completions", request),
       hasOpaqueReplay: (replay) => (decodeReplay(replay, route, chatReplaySchema)?.reasoning?.text ?? "") !== "",
     };
   },

@@ -1,7 +1,7 @@
 /** The openai-responses adapter: the Responses API through the OpenAI SDK. */
 import type { ResponseCreateParamsStreaming } from "openai/resources/responses/responses";
 import type { ProviderAdapter } from "../adapter.ts";
-import { createOpenAiClient, openAiPassThrough, openAiSendFailure } from "../openai-client.ts";
+import { createOpenAiClient, openAiPassThroughTarget, openAiSendFailure } from "../openai-client.ts";
 import { prepareWith } from "../prepare.ts";
 import { decodeReplay } from "../replay-codec.ts";
 import { responsesReplaySchema } from "./replay.ts";
@@ -22,7 +22,7 @@ export const openAiResponsesAdapter: ProviderAdapter = {
         ),
       toSendFailure: openAiSendFailure,
       createDecoder: (writer) => new ResponsesStreamDecoder(writer, route),
-      passThrough: (request, signal) => openAiPassThrough(client, "/responses", request, signal),
+      passThroughTarget: (request) => openAiPassThroughTarget(route, "/responses", request),
       hasOpaqueReplay: (replay) => decodeReplay(replay, route, responsesReplaySchema)?.layout.some((slot) => slot.kind === "opaque") === true,
     };
   },
