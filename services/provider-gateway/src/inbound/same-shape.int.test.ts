@@ -87,6 +87,7 @@ describe("chat completions, same shape", () => {
     const limited = await kit.openai().chat.completions.create({ model: ROUTES.chat, messages: [{ role: "user", content: "x" }], stream: true }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect((limited as InstanceType<typeof OpenAI.RateLimitError>).message).toContain("slow down");
+    expect((limited as InstanceType<typeof OpenAI.RateLimitError>).headers?.get("retry-after")).toBe("7");
     kit.llm.enqueue({ kind: "error", endpoint: "openai-chat", status: 500, body: { error: { message: "boom", type: "server_error" } } });
     const broken = await kit.openai().chat.completions.create({ model: ROUTES.chat, messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e);
     expect((broken as InstanceType<typeof OpenAI.APIError>).status).toBe(502);

@@ -21,6 +21,7 @@ import type { IncomingMessage } from "node:http";
 import { StringDecoder } from "node:string_decoder";
 import { ModelFailureKind } from "@byok/contracts";
 import type { PassThroughRequest } from "../adapters/adapter.ts";
+import { GATEWAY_SHUTDOWN } from "../model-call.ts";
 import { openWithRetries } from "../retry.ts";
 import { errorOfFailure, InboundError } from "./client-errors.ts";
 import { GATEWAY_REASONING_ID_PREFIX, GATEWAY_THINKING_SIGNATURE } from "./gateway-markers.ts";
@@ -83,7 +84,8 @@ export async function relaySameShape(call: InboundCall, operation: PassThroughRe
   });
   switch (opened.kind) {
     case "cancelled":
-      res.destroy();
+      if (call.signal.reason === GATEWAY_SHUTDOWN) sendError(res, format, new InboundError("unavailable", "the gateway is stopping; try again"));
+      else res.destroy();
       return { outcome: "CANCELLED", usage: undefined, firstByteMs: undefined };
     case "failed": {
       sendError(res, format, errorOfFailure(opened.failure));

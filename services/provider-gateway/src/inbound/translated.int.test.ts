@@ -300,6 +300,7 @@ describe("translation details", () => {
     kit.llm.enqueue({ kind: "error", endpoint: "openai-chat", status: 429, retryAfter: "3", body: { error: { message: "slow", type: "rate_limit_error" } } });
     const limited = await kit.anthropic().messages.create({ model: ROUTES.chat, max_tokens: 10, messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((limited as InstanceType<typeof Anthropic.RateLimitError>).headers?.get("retry-after")).toBe("3");
     kit.llm.enqueue({ kind: "error", endpoint: "anthropic", status: 500, body: { type: "error", error: { type: "api_error", message: "boom" } } });
     const broken = await kit.openai().responses.create({ model: ROUTES.anthropic, input: "x" }).catch((e: unknown) => e);
     expect((broken as InstanceType<typeof OpenAI.APIError>).status).toBe(502);

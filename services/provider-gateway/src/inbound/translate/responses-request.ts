@@ -30,8 +30,8 @@ import {
   type ToolInit,
 } from "./neutral-request.ts";
 
-/** Item types of hosted tools and others that carry nothing to translate. */
-const SKIPPED_ITEMS = new Set(["web_search_call", "file_search_call", "computer_call", "computer_call_output", "image_generation_call", "code_interpreter_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call"]);
+/** Item types of hosted tools, custom (freeform) and local shell tools: left out like those tools themselves. */
+const SKIPPED_ITEMS = new Set(["custom_tool_call", "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call", "file_search_call", "computer_call", "computer_call_output", "image_generation_call", "code_interpreter_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call"]);
 
 export function responsesRequest(body: Record<string, unknown>, ctx: DecodeContext): ModelRequest {
   if (body["previous_response_id"] !== undefined && body["previous_response_id"] !== null)

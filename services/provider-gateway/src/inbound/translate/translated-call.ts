@@ -19,7 +19,7 @@ import { ModelFailureKind, ReplayStateSchema, StopReason, type ModelRequest, typ
 import { ModelStreamAssembly } from "@byok/model-stream";
 import { callUsageOf } from "../../accounting/call-accounting.ts";
 import type { ModelEventBody, UsageInit } from "../../events.ts";
-import { runModelCall } from "../../model-call.ts";
+import { GATEWAY_SHUTDOWN, runModelCall } from "../../model-call.ts";
 import { errorOfFailure, InboundError } from "../client-errors.ts";
 import { sendError } from "../http-answers.ts";
 import type { CallResult, InboundCall } from "../inbound-call.ts";
@@ -90,13 +90,15 @@ export async function translateCall(call: InboundCall, replay: ReplayStore): Pro
     call.res.destroy();
     return { ...result, outcome };
   }
+  // The gateway stopping is our unavailability, not the provider's.
+  const error = call.signal.reason === GATEWAY_SHUTDOWN ? new InboundError("unavailable", "the gateway is stopping; try again") : errorOfFailure(failure);
   if (firstByteMs === undefined) {
-    sendError(call.res, call.format, errorOfFailure(failure));
+    sendError(call.res, call.format, error);
     return { ...result, outcome };
   }
   const stopped: TurnEnd | undefined =
     kind === ModelFailureKind.LENGTH ? { kind: "completed", stop: "length", usage } : kind === ModelFailureKind.REFUSAL ? { kind: "completed", stop: "refusal", usage } : undefined;
-  encoder.finish(stopped ?? { kind: "failed", error: errorOfFailure(failure), usage });
+  encoder.finish(stopped ?? { kind: "failed", error, usage });
   return { ...result, outcome };
 }
 
