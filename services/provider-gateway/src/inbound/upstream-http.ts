@@ -47,8 +47,22 @@ class UpstreamAbortError extends Error {
   override readonly name = "UpstreamAbortError";
 }
 
+/** A kept-alive socket the server had closed meanwhile: the request never reached it, so it is sent again once. */
+class StaleSocketError extends Error {
+  override readonly name = "StaleSocketError";
+}
+
 /** POST `body` to the target; resolves with the response stream once 2xx headers arrived. */
-export function sendUpstream(target: PassThroughTarget, body: string, signal: AbortSignal, headersTimeoutMs: number): Promise<IncomingMessage> {
+export async function sendUpstream(target: PassThroughTarget, body: string, signal: AbortSignal, headersTimeoutMs: number): Promise<IncomingMessage> {
+  try {
+    return await sendOnce(target, body, signal, headersTimeoutMs);
+  } catch (error) {
+    if (!(error instanceof StaleSocketError)) throw error;
+    return sendOnce(target, body, signal, headersTimeoutMs);
+  }
+}
+
+function sendOnce(target: PassThroughTarget, body: string, signal: AbortSignal, headersTimeoutMs: number): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(new UpstreamAbortError("aborted before sending"));
@@ -102,7 +116,8 @@ export function sendUpstream(target: PassThroughTarget, body: string, signal: Ab
       settled = true;
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
-      reject(signal.aborted ? new UpstreamAbortError("aborted") : new UpstreamConnectionError(error.message, false, { cause: error }));
+      const stale = req.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET";
+      reject(signal.aborted ? new UpstreamAbortError("aborted") : stale ? new StaleSocketError(error.message) : new UpstreamConnectionError(error.message, false, { cause: error }));
     });
     req.end(payload);
   });
