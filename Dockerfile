@@ -12,6 +12,10 @@ COPY package.json package-lock.json ./
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/cursor-protocol/package.json packages/cursor-protocol/
 COPY packages/platform/package.json packages/platform/
+COPY packages/store-client/package.json packages/store-client/
+COPY packages/model-stream/package.json packages/model-stream/
+COPY packages/local-infra/package.json packages/local-infra/
+COPY packages/test-support/package.json packages/test-support/
 COPY services/cursor-adapter/package.json services/cursor-adapter/
 COPY services/edge-proxy/package.json services/edge-proxy/
 COPY services/provider-gateway/package.json services/provider-gateway/
@@ -21,7 +25,7 @@ COPY tests/package.json tests/
 
 # Runtime dependencies of the packages and services only (not the test workspace).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-      -w packages/contracts -w packages/cursor-protocol -w packages/platform \
+      -w packages/contracts -w packages/cursor-protocol -w packages/platform -w packages/store-client -w packages/model-stream \
       -w services/cursor-adapter -w services/edge-proxy -w services/provider-gateway \
       -w services/run-worker -w services/store \
  && npm cache clean --force

@@ -36,8 +36,9 @@ import { performance } from "node:perf_hooks";
 import { STORE_OPERATIONS } from "@byok/contracts";
 import { serveRequests, silentLogger } from "@byok/platform";
 import { connect } from "@nats-io/transport-node";
-import { createTestBus } from "../tests/support/infra.ts";
-import { providerFixture, startMockLlm, type MockLlm } from "../tests/support/mock-llm.ts";
+import { createTestBus } from "@byok/test-support/infra";
+import { providerFixture } from "@byok/test-support/fixtures";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");

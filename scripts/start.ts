@@ -10,7 +10,9 @@
  *   NATS_URL         NATS with JetStream; unset = nats-server from PATH, store in .data/nats (port EMBEDDED_NATS_PORT, default 42229)
  *   .env             loaded first if present (provider keys, e.g. OPENAI_API_KEY); existing variables win
  *   LOG_FORMAT       "pretty" (default on a terminal) or "json"
- * Everything else (PORT, PROXY_PORT, LOG_LEVEL, ...) passes through to the services.
+ * Everything else (PORT, PROXY_PORT, LOG_LEVEL, METRICS_HOST, ...) passes through to the services.
+ *   METRICS_PORT_BASE  ops listeners (/metrics, /healthz): service i of METRICS_SERVICES gets port base + i
+ *                    (default 9461: edge-proxy 9461 ... store 9465); 0 = a free port each
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -25,6 +27,8 @@ const STOP_GRACE_MS = 15_000;
 /** Start order: store first (migrations), edge proxy last (it forwards to the adapter). */
 const SERVICE_WAVES: readonly (readonly string[])[] = [["store"], ["provider-gateway", "run-worker", "cursor-adapter"], ["edge-proxy"]];
 const SERVICES = SERVICE_WAVES.flat();
+/** Ops listener ports: METRICS_PORT_BASE + the service's index here (on METRICS_HOST, default 127.0.0.1). */
+const METRICS_SERVICES: readonly string[] = ["edge-proxy", "cursor-adapter", "run-worker", "provider-gateway", "store"];
 
 function fail(message: string): never {
   console.error(`npm start: ${message}`);
@@ -63,6 +67,8 @@ function serviceEnv(
   if (service === "edge-proxy" && adapterUrl !== undefined) env["ADAPTER_URL"] = adapterUrl;
   // The OpenAI/Anthropic-compatible API (docs/inbound-api.md) is on by default locally.
   if (service === "provider-gateway") env["INBOUND_PORT"] ??= "8090";
+  const metricsBase = Number(base["METRICS_PORT_BASE"] || 9461);
+  env["METRICS_PORT"] = String(metricsBase === 0 ? 0 : metricsBase + METRICS_SERVICES.indexOf(service));
   return env;
 }
 

@@ -24,8 +24,8 @@ import { runAdminCommand } from "../services/edge-proxy/src/cli/admin.ts";
 import { memberStoreClient, type MemberStoreClient } from "../services/edge-proxy/src/member-store.ts";
 import { ProxyTunnelAgent, connectThroughProxy, proxyAuthorization, request } from "../services/edge-proxy/src/test-support/proxy-client.ts";
 import { makeOriginPki, startHttpsOrigin, type TestOrigin } from "../services/edge-proxy/src/test-support/origins.ts";
-import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "./support/infra.ts";
-import { buildRunRequest, emptyConversationState } from "./support/fake-cursor/index.ts";
+import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { buildRunRequest, emptyConversationState } from "@byok/test-support/fake-cursor";
 
 const BYOK_MODEL = "team-sonnet";
 const CURSOR = "https://api2.cursor.sh";

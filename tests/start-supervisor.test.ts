@@ -13,11 +13,12 @@ import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { BusError, busRequest, connectNats, silentLogger } from "@byok/platform";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { FakeCursorClient } from "./support/fake-cursor/index.ts";
-import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "./support/gateway-harness.ts";
-import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "./support/infra.ts";
-import { providerFixture, startMockLlm, type MockLlm } from "./support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { FakeCursorClient } from "@byok/test-support/fake-cursor";
+import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
@@ -108,6 +109,7 @@ describe("npm start", () => {
       UPSTREAM_ORIGIN: "http://127.0.0.1:9",
       LOG_FORMAT: "json",
       LOG_LEVEL: "info",
+      METRICS_PORT_BASE: "0",
     });
     const s = supervisor;
     const context = (): string => `stderr:\n${s.stderr.join("\n")}\nstdout (last 40):\n${s.lines.slice(-40).join("\n")}`;
@@ -115,6 +117,13 @@ describe("npm start", () => {
     await waitFor(() => s.stderr.some((l) => l.includes("gateway running")) || s.child.exitCode !== null, "the gateway to start", 60_000);
     expect(s.child.exitCode, context()).toBeNull();
     for (const service of SERVICES) expect(logsOf(s, service).some((e) => e["msg"] === `${service} started`), `${service} started\n${context()}`).toBe(true);
+    // npm start turns every service's ops listener on; /metrics answers.
+    for (const service of SERVICES) {
+      const ops = logsOf(s, service).find((e) => e["msg"] === "ops listener (metrics, health) listening");
+      expect(ops, `${service} ops listener\n${context()}`).toBeDefined();
+      const metrics = await fetch(`http://127.0.0.1:${Number(ops?.["port"])}/metrics`);
+      expect(await metrics.text(), service).toContain(`service="${service}"`);
+    }
 
     // The adapter listens on a random port (PORT=0); the edge proxy was pointed at it.
     const listening = logsOf(s, "cursor-adapter").find((e) => e["msg"] === "cursor adapter listening");

@@ -1,5 +1,46 @@
-export * from "./subjects.ts";
-export * from "./store-api.ts";
+/**
+ * @byok/contracts: the bus contract. Hand-written modules are exported by
+ * name. The generated protobuf messages (proto/byok/v1, under gen/) are
+ * re-exported whole: they are generated code with ~180 names that change with
+ * every .proto edit, so listing them by hand would only go stale. Lint allows
+ * `export *` only for modules under gen/.
+ */
+export {
+  InvalidIdError,
+  LOCAL_MEMBER_ID,
+  NO_PROVIDER_CALL,
+  clientModelCallId,
+  clientModelCallIndexOf,
+  fallbackUserMessageClientId,
+  isProviderCallId,
+  isRunId,
+  nextProviderCallIndex,
+  parseClientModelCallIndex,
+  parseConversationId,
+  parseMemberId,
+  parseProviderCallId,
+  parseProviderCallIndex,
+  parseRunId,
+  providerCallId,
+  runCommandIds,
+  toolRoundId,
+} from "./ids.ts";
+export type {
+  Branded,
+  ClientModelCallId,
+  ClientModelCallIndex,
+  CommandId,
+  ConversationId,
+  MemberId,
+  ProviderCallId,
+  ProviderCallIndex,
+  RunId,
+  ToolRoundId,
+} from "./ids.ts";
+export { CALLER_PROBE_HEADER, QUEUE_GROUPS, assertSubjectToken, busNames } from "./subjects.ts";
+export type { BusNames } from "./subjects.ts";
+export { STORE_OPERATIONS } from "./store-api.ts";
+export type { StoreOperation, StoreOperationName, StoreOperations, StoreRequest, StoreResponse } from "./store-api.ts";
 export * from "./gen/byok/v1/history_pb.js";
 export * from "./gen/byok/v1/model_pb.js";
 export * from "./gen/byok/v1/run_pb.js";

@@ -1,8 +1,9 @@
 /**
  * The store's request/reply operations: operation name -> request and response
- * schemas. Subject = busNames().store(operation).
+ * schemas. Subject = busNames().store(operation). Every response carries either
+ * its result or `error` (StoreError); @byok/store-client is the typed client.
  */
-import type { DescMessage } from "@bufbuild/protobuf";
+import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import {
   AppendMessagesRequestSchema,
   AppendMessagesResponseSchema,
@@ -71,3 +72,12 @@ export const STORE_OPERATIONS = {
 } as const;
 
 export type StoreOperations = typeof STORE_OPERATIONS;
+
+/** Key of a store operation in STORE_OPERATIONS (`beginRun`, ...; the wire name is its `name`). */
+export type StoreOperationName = keyof StoreOperations;
+
+/** What a caller passes for operation K (a protobuf init shape). */
+export type StoreRequest<K extends StoreOperationName> = MessageInitShape<StoreOperations[K]["request"]>;
+
+/** What the store answers to operation K (its `error` set on failure). */
+export type StoreResponse<K extends StoreOperationName> = MessageShape<StoreOperations[K]["response"]>;

@@ -2,7 +2,10 @@
  * NATS subjects and stream names of the bus contract (design/ARCHITECTURE.md §3.1).
  * Every name takes a prefix so that tests (and several deployments on one NATS)
  * never share subjects or streams. Production uses the default prefix "byok".
+ * The ids that go into subjects (and their formats) are in ids.ts.
  */
+import type { ProviderCallId, RunId } from "./ids.ts";
+
 export interface BusNames {
   readonly prefix: string;
   /** JetStream work-queue stream holding PreparedRun messages. */
@@ -12,12 +15,12 @@ export interface BusNames {
   readonly runWorkersConsumer: string;
   /** JetStream stream holding ClientCommands for every run. */
   readonly commandsStream: string;
-  runCommands(runId: string): string;
+  runCommands(runId: RunId): string;
   readonly allRunCommands: string;
-  runEvents(runId: string): string;
-  runState(runId: string): string;
+  runEvents(runId: RunId): string;
+  runState(runId: RunId): string;
   readonly providerInvoke: string;
-  providerCancel(callId: string): string;
+  providerCancel(callId: ProviderCallId): string;
   store(operation: string): string;
   readonly storeWildcard: string;
   /** NATS KV bucket of the provider gateway's HTTP front: replay state its clients cannot carry. */
@@ -26,7 +29,7 @@ export interface BusNames {
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
 
-/** Run ids become subject tokens: they must not contain dots or wildcards. */
+/** Subject tokens (the bus prefix, run ids) must not contain dots or wildcards. */
 export function assertSubjectToken(value: string, what: string): string {
   if (!TOKEN.test(value)) throw new Error(`${what} is not a valid subject token: ${JSON.stringify(value)}`);
   return value;
@@ -52,17 +55,6 @@ export function busNames(prefix = "byok"): BusNames {
     inboundReplayBucket: `${upper}_INBOUND_REPLAY`,
   };
 }
-
-/**
- * ClientCommand ids, which are also the commands' JetStream Nats-Msg-Id: every
- * sender of a run's cancel, client-closed or tool result uses the same id for
- * it, so a repeat (retried publish, a second sender) is a no-op on the stream.
- */
-export const runCommandIds = {
-  cancel: (runId: string): string => `${runId}:cancel`,
-  clientClosed: (runId: string): string => `${runId}:closed`,
-  toolResult: (runId: string, callId: string): string => `${runId}:result:${callId}`,
-} as const;
 
 /**
  * Header of a caller liveness probe: the provider gateway sends it, as a

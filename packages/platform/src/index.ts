@@ -1,7 +1,38 @@
-export * from "./logger.ts";
-export * from "./config.ts";
-export * from "./nats.ts";
-export * from "./bus-rpc.ts";
-export * from "./lifecycle.ts";
-export * from "./gateway-config.ts";
-export * from "./run-streams.ts";
+/**
+ * @byok/platform: what every service needs besides the bus contract: logger,
+ * configuration parsing, the gateway config file, the NATS connection, typed
+ * request/reply, the run streams, the process lifecycle and the metrics
+ * registry with its ops listener.
+ */
+export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
+export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
+export {
+  ConfigError,
+  DEFAULT_STORE_TIMEOUT_MS,
+  commonConfigOf,
+  commonEnvSchema,
+  envFlag,
+  envInt,
+  envMs,
+  envPort,
+  gatewayFileEnvSchema,
+  loadConfigOrExit,
+  parseEnv,
+  readGatewayConfig,
+  readTextFile,
+  storeCallerEnvSchema,
+} from "./config.ts";
+export type { CommonConfig, CommonEnv, Env, ReadTextFile } from "./config.ts";
+export { effortSchema, gatewayConfigSchema, loadGatewayConfigFile, parseGatewayConfig, providerKindSchema, reasoningSummarySchema } from "./gateway-config.ts";
+export type { Effort, GatewayConfig, ModelConfig, ProviderConfig, ProviderKind, ReasoningSummary } from "./gateway-config.ts";
+export { runService } from "./lifecycle.ts";
+export type { Stoppable } from "./lifecycle.ts";
+export { contentForLog, createLogger, silentLogger } from "./logger.ts";
+export type { Logger, LoggerOptions } from "./logger.ts";
+export { connectNats } from "./nats.ts";
+export type { NatsConnection } from "./nats.ts";
+export { ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
+export { Counter, Gauge, Histogram, Registry, createMetricsRegistry, metricsConfigFrom, metricsEnvSchema, secondsSince } from "./metrics.ts";
+export type { MetricsConfig } from "./metrics.ts";
+export { startOpsServer } from "./ops-server.ts";
+export type { OpsServer, OpsServerOptions } from "./ops-server.ts";

@@ -16,6 +16,7 @@ import type { IncomingMessage } from "node:http";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { agent, aiserver } from "@byok/cursor-protocol";
 import { silentLogger } from "@byok/platform";
+import { waitFor } from "@byok/test-support/infra";
 import { loadConfig } from "./config.ts";
 import type { MemberDirectory, MemberLookup } from "./member-store.ts";
 import { startEdgeProxy, type EdgeProxy } from "./service.ts";
@@ -88,18 +89,6 @@ function readAll(res: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function waitUntil(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (condition()) resolve();
-      else if (Date.now() > deadline) reject(new Error(`timed out waiting for ${what}`));
-      else setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "edge-proxy-"));
   pki = await makeOriginPki();
@@ -113,8 +102,8 @@ beforeAll(async () => {
     ADAPTER_URL: adapter.url,
     CA_DIR: join(dir, "ca"),
     ROUTE_WAIT_MS: "1500",
-  });
-  proxy = await startEdgeProxy(config, { log: silentLogger(), members: directory, byokModelIds: [BYOK_MODEL] });
+  }, () => JSON.stringify({ providers: { p: { kind: "openai-chat", baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "KEY" } }, models: [{ id: BYOK_MODEL, displayName: "BYOK", provider: "p", upstreamModel: "m" }] }));
+  proxy = await startEdgeProxy(config, { log: silentLogger(), members: directory });
   alice = new ProxyTunnelAgent({ port: proxy.port, authorization: proxyAuthorization("alice-key", "alice") }, proxy.caCertPem);
   bob = new ProxyTunnelAgent({ port: proxy.port, authorization: proxyAuthorization("bob-key", "bob") }, proxy.caCertPem);
 });
@@ -313,7 +302,7 @@ describe("agent runs", () => {
     await new Promise((resolve) => sse.once("data", resolve));
     expect(adapterSawClose).toBe(false);
     sse.destroy();
-    await waitUntil(() => adapterSawClose, "the adapter to see the RunSSE connection close");
+    await waitFor(() => adapterSawClose, "the adapter to see the RunSSE connection close");
   });
 
   it("answers 504 when no append decides a waiting RunSSE in time", async () => {

@@ -8,7 +8,7 @@
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { NoRespondersError, TimeoutError, type NatsConnection } from "@nats-io/transport-node";
-import { ClientEventSchema, StateAckSchema, StateEventSchema, type BusNames, type StateEvent } from "@byok/contracts";
+import { ClientEventSchema, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { ABORTED, raceAbort } from "./abort.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
@@ -55,7 +55,7 @@ export class ClientChannel {
   readonly #log: Logger;
   #seq = 0n;
 
-  constructor(nc: NatsConnection, names: BusNames, runId: string, ackTimeoutMs: number, log: Logger) {
+  constructor(nc: NatsConnection, names: BusNames, runId: RunId, ackTimeoutMs: number, log: Logger) {
     this.#nc = nc;
     this.#eventsSubject = names.runEvents(runId);
     this.#stateSubject = names.runState(runId);
@@ -63,8 +63,8 @@ export class ClientChannel {
     this.#log = log;
   }
 
-  /** Publish one UI event (fire and forget; deltas are not state). */
-  emit(modelCallIndex: number, event: ForwardedEvent): void {
+  /** Publish one UI event of model call `modelCallIndex` (fire and forget; deltas are not state). */
+  emit(modelCallIndex: ClientModelCallIndex, event: ForwardedEvent): void {
     this.#seq += 1n;
     const payload = toBinary(ClientEventSchema, create(ClientEventSchema, { seq: this.#seq, modelCallIndex, event }));
     try {

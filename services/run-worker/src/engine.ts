@@ -12,11 +12,18 @@
  */
 import { create } from "@bufbuild/protobuf";
 import {
+  clientModelCallIndexOf,
   CommitCause,
   FailureKind,
   MessageSchema,
+  nextProviderCallIndex,
+  NO_PROVIDER_CALL,
+  parseProviderCallIndex,
+  toolRoundId,
   type Message,
   type PreparedRun,
+  type ProviderCallIndex,
+  type RunId,
   type RunRecord,
   type StateCommitted,
   type ToolCallPart,
@@ -24,12 +31,13 @@ import {
   type Usage,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
+import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
+import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
 import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
-import { StoreFailure, type StoreClient } from "./store-client.ts";
 import { watchClientLiveness } from "./client-liveness.ts";
 import { driveToolRound, type StateCommittedInit } from "./tool-round.ts";
 import { contextTokens, sumTurnUsage } from "./usage.ts";
@@ -43,17 +51,14 @@ export interface EngineDeps {
   readonly signal: AbortSignal;
   /** Liveness probe interval while the run waits for tool results. */
   readonly probeIntervalMs: number;
+  readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
-}
-
-/** Round id of the tool round produced by model call `providerCallIndex` (0 = the resumed client round). */
-export function toolRoundId(runId: string, providerCallIndex: number): string {
-  return providerCallIndex === 0 ? `${runId}:round:resume` : `${runId}:round:${providerCallIndex}`;
 }
 
 type Step =
   | { readonly kind: "model_call" }
-  | { readonly kind: "tool_round"; readonly round: ToolRoundRecord }
+  /** `startedMs`: performance.now() when the round became durable (created) or this delivery found it open (taken_over). */
+  | { readonly kind: "tool_round"; readonly round: ToolRoundRecord; readonly start: ToolRoundStart; readonly startedMs: number }
   | { readonly kind: "final"; readonly assistant: Message; readonly revisionId: string };
 
 /** Ends the loop with an outcome decided inside it (client gone, client rejected a state). */
@@ -73,27 +78,30 @@ export class RunInterrupted extends Error {
 
 export class RunEngine {
   readonly #deps: EngineDeps;
+  readonly #runId: RunId;
   readonly #prepared: PreparedRun;
   readonly #model: RunModelContext;
   readonly #log: Logger;
   #head: string;
   #history: Message[] = [];
-  /** Highest provider call index used so far (1-based; 0 = none). */
-  #callIndex: number;
+  /** Highest provider call index used so far (NO_PROVIDER_CALL = none yet). */
+  #callIndex: ProviderCallIndex;
   /** Usage of each model call; `undefined` = a call that reported none (or one made by an earlier owner). */
   readonly #usages: Array<Usage | undefined> = [];
   #lastUsage: Usage | undefined;
 
-  constructor(deps: EngineDeps, prepared: PreparedRun, record: RunRecord) {
+  /** `runId` is `prepared.runId`, parsed by the caller. */
+  constructor(deps: EngineDeps, runId: RunId, prepared: PreparedRun, record: RunRecord) {
     this.#deps = deps;
+    this.#runId = runId;
     this.#prepared = prepared;
     this.#log = deps.log;
     this.#head = record.headRevisionId;
-    this.#callIndex = record.providerCallIndex;
+    this.#callIndex = parseProviderCallIndex(record.providerCallIndex);
     // Calls an earlier owner made are unknown here: their usage cannot be summed.
-    if (record.providerCallIndex > 0) this.#usages.push(undefined);
+    if (this.#callIndex !== NO_PROVIDER_CALL) this.#usages.push(undefined);
     this.#model = {
-      runId: prepared.runId,
+      runId,
       conversationId: prepared.conversationId,
       memberId: prepared.memberId,
       model: prepared.model,
@@ -117,7 +125,7 @@ export class RunEngine {
             step = await this.#modelCall();
             break;
           case "tool_round":
-            step = await this.#toolRound(step.round);
+            step = await this.#toolRound(step);
             break;
           case "final":
             return await this.#final(step.assistant, step.revisionId);
@@ -137,27 +145,26 @@ export class RunEngine {
 
   /** Where the store says the run stands (first delivery: at its start). */
   async #recover(): Promise<Step> {
-    const runId = this.#prepared.runId;
-    const open = (await this.#deps.store.getOpenToolRound(runId)).round;
+    const runId = this.#runId;
+    const open = await this.#deps.store.getOpenToolRound(runId);
     if (open !== undefined) {
       this.#log.info({ round_id: open.roundId, results: open.results.length }, "continuing the open tool round");
-      return { kind: "tool_round", round: open };
+      return { kind: "tool_round", round: open, start: "taken_over", startedMs: performance.now() };
     }
     const action = this.#prepared.action;
     const pending = action.case === "resume" ? action.value.pendingAssistant : undefined;
-    if (pending !== undefined && this.#callIndex === 0) {
+    if (pending !== undefined && this.#callIndex === NO_PROVIDER_CALL) {
       // The client's staged-but-unsettled response: its tools run before any model call.
       const created = await this.#deps.store.createToolRound({
         runId,
-        roundId: toolRoundId(runId, 0),
+        roundId: toolRoundId(runId, NO_PROVIDER_CALL),
         expectedHeadRevisionId: this.#head,
         assistant: pending,
-        providerCallIndex: 0,
+        providerCallIndex: NO_PROVIDER_CALL,
       });
-      if (created.round === undefined) throw new StoreFailure("internal", "tool_round.create", "no round in the response");
-      return { kind: "tool_round", round: created.round };
+      return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
     }
-    if (this.#callIndex > 0) {
+    if (this.#callIndex !== NO_PROVIDER_CALL) {
       const last = this.#history.at(-1);
       if (last?.body.case === "assistant" && !last.body.value.content.some((p) => p.part.case === "toolCall")) {
         this.#log.info("final answer already committed by an earlier owner");
@@ -173,13 +180,14 @@ export class RunEngine {
 
   async #modelCall(): Promise<Step> {
     const { store, invoker, client, signal } = this.#deps;
-    const runId = this.#prepared.runId;
-    const index = this.#callIndex + 1;
+    const runId = this.#runId;
+    const index = nextProviderCallIndex(this.#callIndex);
     this.#callIndex = index;
+    const clientIndex = clientModelCallIndexOf(index);
     const request = buildModelRequest(this.#model, this.#history, index);
     const log = this.#log.child({ call_id: request.callId });
     log.info({ messages: request.messages.length }, "model call");
-    const outcome = await invoker.invoke(request, (event) => client.emit(index - 1, event), signal);
+    const outcome = await invoker.invoke(request, (event) => client.emit(clientIndex, event), signal);
     switch (outcome.kind) {
       case "cancelled":
         throw new RunInterrupted("model call cancelled");
@@ -198,9 +206,9 @@ export class RunEngine {
     switch (outcome.stop) {
       case "stop": {
         const assistant = create(MessageSchema, { body: { case: "assistant", value: outcome.assistant } });
-        const appended = await store.appendMessages({ runId, expectedHeadRevisionId: this.#head, messages: [assistant], providerCallIndex: index });
-        this.#head = appended.revisionId;
-        return { kind: "final", assistant, revisionId: appended.revisionId };
+        const revisionId = await store.appendMessages({ runId, expectedHeadRevisionId: this.#head, messages: [assistant], providerCallIndex: index });
+        this.#head = revisionId;
+        return { kind: "final", assistant, revisionId };
       }
       case "tool_use": {
         const created = await store.createToolRound({
@@ -210,8 +218,7 @@ export class RunEngine {
           assistant: outcome.assistant,
           providerCallIndex: index,
         });
-        if (created.round === undefined) throw new StoreFailure("internal", "tool_round.create", "no round in the response");
-        return { kind: "tool_round", round: created.round };
+        return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
       }
       default:
         return assertNever(outcome.stop);
@@ -222,7 +229,8 @@ export class RunEngine {
    * Nothing but the client bounds the wait for tool results, so the client is
    * probed meanwhile: once it is gone, the wait ends and the run is cancelled.
    */
-  async #toolRound(round: ToolRoundRecord): Promise<Step> {
+  async #toolRound(step: Extract<Step, { kind: "tool_round" }>): Promise<Step> {
+    const { round } = step;
     const waiting = new AbortController();
     const abortWaiting = (): void => waiting.abort();
     this.#deps.signal.addEventListener("abort", abortWaiting, { once: true });
@@ -236,7 +244,7 @@ export class RunEngine {
     try {
       const settled = await driveToolRound(
         {
-          runId: this.#prepared.runId,
+          runId: this.#runId,
           store: this.#deps.store,
           commands: this.#deps.commands,
           signal: waiting.signal,
@@ -251,6 +259,7 @@ export class RunEngine {
         },
         round,
       );
+      this.#deps.metrics.toolRoundSettled(step.start, step.startedMs);
       await this.#loadHistory(settled.revisionId);
       return { kind: "model_call" };
     } finally {
@@ -301,7 +310,6 @@ export class RunEngine {
       this.#history = [];
       return;
     }
-    const loaded = await this.#deps.store.revisionMessages(revisionId);
-    this.#history = loaded.messages;
+    this.#history = await this.#deps.store.revisionMessages(revisionId);
   }
 }

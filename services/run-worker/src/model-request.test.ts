@@ -1,12 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { MessageSchema, ModelRequestSchema, ModelSpecSchema, PromptSpecSchema, UserOrigin, type Message, type ModelRequest } from "@byok/contracts";
+import {
+  MessageSchema,
+  ModelRequestSchema,
+  ModelSpecSchema,
+  parseProviderCallIndex,
+  parseRunId,
+  PromptSpecSchema,
+  UserOrigin,
+  type Message,
+  type ModelRequest,
+} from "@byok/contracts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
 
 const message = (init: MessageInitShape<typeof MessageSchema>): Message => create(MessageSchema, init);
 
 const run: RunModelContext = {
-  runId: "run-1",
+  runId: parseRunId("run-1"),
   conversationId: "conv-1",
   memberId: "alice",
   model: create(ModelSpecSchema, { modelId: "gpt-test", effort: "high", maxOutputTokens: 4096 }),
@@ -20,6 +30,9 @@ const callPair = [
   message({ body: { case: "toolResult", value: { callId: "c1", toolName: "Read", content: "hello" } } }),
 ];
 
+/** Model call n of the run (counted from 1). */
+const call = (n: number) => parseProviderCallIndex(n);
+
 /** The model input of a request: everything except the call id that names the invocation. */
 function modelInput(request: ModelRequest): Uint8Array {
   return toBinary(ModelRequestSchema, create(ModelRequestSchema, { ...request, callId: "" }));
@@ -31,7 +44,7 @@ function isPrefix(prefix: Uint8Array, whole: Uint8Array): boolean {
 
 describe("buildModelRequest", () => {
   it("names the call by run id and provider call index and carries the frozen spec and prompt", () => {
-    const request = buildModelRequest(run, [context, user], 3);
+    const request = buildModelRequest(run, [context, user], call(3));
     expect(request.callId).toBe("run-1:3");
     expect(request.spec?.modelId).toBe("gpt-test");
     expect(request.prompt?.systemText).toBe("You are helpful.");
@@ -39,30 +52,30 @@ describe("buildModelRequest", () => {
   });
 
   it("is deterministic: the same history gives the same bytes", () => {
-    const a = buildModelRequest(run, [context, user], 0);
-    const b = buildModelRequest(run, [context, user], 0);
+    const a = buildModelRequest(run, [context, user], call(1));
+    const b = buildModelRequest(run, [context, user], call(1));
     expect(toBinary(ModelRequestSchema, a)).toEqual(toBinary(ModelRequestSchema, b));
   });
 
   it("keeps prefix stability: call n's model input is a byte prefix of call n+1's", () => {
     const history: Message[] = [context, user];
-    const first = buildModelRequest(run, history, 0);
+    const first = buildModelRequest(run, history, call(1));
     history.push(...callPair);
-    const second = buildModelRequest(run, history, 1);
+    const second = buildModelRequest(run, history, call(2));
     expect(first.messages).toHaveLength(2);
     expect(isPrefix(modelInput(first), modelInput(second))).toBe(true);
     expect(modelInput(second).length).toBeGreaterThan(modelInput(first).length);
   });
 
   it("does not put the call id into model input", () => {
-    const a = buildModelRequest(run, [user], 0);
-    const b = buildModelRequest(run, [user], 7);
+    const a = buildModelRequest(run, [user], call(1));
+    const b = buildModelRequest(run, [user], call(7));
     expect(modelInput(a)).toEqual(modelInput(b));
   });
 
   it("copies the history so later appends do not change a sent request", () => {
     const history: Message[] = [user];
-    const request = buildModelRequest(run, history, 0);
+    const request = buildModelRequest(run, history, call(1));
     history.push(...callPair);
     expect(request.messages).toHaveLength(1);
   });

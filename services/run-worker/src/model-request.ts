@@ -6,23 +6,19 @@
  * the invocation (cancel subject, idempotency key) and is not model input.
  */
 import { create } from "@bufbuild/protobuf";
-import { ModelRequestSchema, type Message, type ModelRequest, type ModelSpec, type PromptSpec } from "@byok/contracts";
+import { ModelRequestSchema, providerCallId, type Message, type ModelRequest, type ModelSpec, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
 
 export interface RunModelContext {
-  readonly runId: string;
+  readonly runId: RunId;
   readonly conversationId: string;
   readonly memberId: string;
   readonly model: ModelSpec | undefined;
   readonly prompt: PromptSpec | undefined;
 }
 
-export function modelCallId(runId: string, providerCallIndex: number): string {
-  return `${runId}:${providerCallIndex}`;
-}
-
-export function buildModelRequest(run: RunModelContext, history: readonly Message[], providerCallIndex: number): ModelRequest {
+export function buildModelRequest(run: RunModelContext, history: readonly Message[], providerCallIndex: ProviderCallIndex): ModelRequest {
   return create(ModelRequestSchema, {
-    callId: modelCallId(run.runId, providerCallIndex),
+    callId: providerCallId(run.runId, providerCallIndex),
     runId: run.runId,
     conversationId: run.conversationId,
     memberId: run.memberId,

@@ -14,22 +14,25 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import {
   ClientCommandSchema,
   FailureKind,
+  isRunId,
   PreparedRunSchema,
   RunStatus,
   runCommandIds,
   type BusNames,
   type PreparedRun,
+  type RunId,
   type RunRecord,
   type Usage,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
+import { StoreFailure, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
 import { clientGoneNow } from "./client-liveness.ts";
 import { RunEngine, RunInterrupted } from "./engine.ts";
+import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
-import { StoreFailure, type StoreClient } from "./store-client.ts";
 import { isEmptyUsage } from "./usage.ts";
 import { assertNever } from "./assert-never.ts";
 
@@ -46,6 +49,7 @@ export interface RunActorDeps {
   readonly probeIntervalMs: number;
   /** How long run.finish is retried while the store is unavailable. */
   readonly finishRetryMs: number;
+  readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
 }
 
@@ -63,7 +67,7 @@ const FINISH_BACKOFF_MAX_MS = 2_000;
 
 /** How a run.finish ended after its retries. */
 type FinishResult =
-  | { readonly kind: "recorded"; readonly run: RunRecord | undefined }
+  | { readonly kind: "recorded"; readonly run: RunRecord }
   /** The store stayed unavailable for the whole retry budget. */
   | { readonly kind: "unavailable"; readonly error: StoreFailure }
   | { readonly kind: "refused"; readonly error: StoreFailure };
@@ -133,23 +137,24 @@ export class RunActor {
       this.#log.error({ err }, "dropping an undecodable PreparedRun");
       return "term";
     }
-    if (prepared.runId === "" || prepared.conversationId === "") {
-      this.#log.error("dropping a PreparedRun without run_id or conversation_id");
+    const runId = prepared.runId;
+    if (!isRunId(runId) || prepared.conversationId === "") {
+      this.#log.error({ run_id: runId }, "dropping a PreparedRun without a valid run_id or without conversation_id");
       return "term";
     }
-    this.#log = this.#log.child({ run_id: prepared.runId, conversation_id: prepared.conversationId });
+    this.#log = this.#log.child({ run_id: runId, conversation_id: prepared.conversationId });
     // The command feed opens while run.begin runs (two independent round trips); commands are
     // durable and the feed reads from the start, so opening it early loses nothing.
-    const feed = this.#openCommandFeed(prepared.runId);
+    const feed = this.#openCommandFeed(runId);
     try {
-      return await this.#handleRun(prepared, feed);
+      return await this.#handleRun(runId, prepared, feed);
     } finally {
       const opened = await feed;
       if (opened.kind === "open") await opened.feed.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
     }
   }
 
-  #openCommandFeed(runId: string): CommandFeedOpening {
+  #openCommandFeed(runId: RunId): CommandFeedOpening {
     return openRunCommandFeed({
       js: this.#deps.js,
       names: this.#deps.names,
@@ -165,13 +170,13 @@ export class RunActor {
     );
   }
 
-  async #handleRun(prepared: PreparedRun, feed: CommandFeedOpening): Promise<Settlement> {
-    const client = new ClientChannel(this.#deps.nc, this.#deps.names, prepared.runId, this.#deps.stateAckTimeoutMs, this.#log);
+  async #handleRun(runId: RunId, prepared: PreparedRun, feed: CommandFeedOpening): Promise<Settlement> {
+    const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log);
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
     let record: RunRecord;
     try {
-      record = await this.#begin(prepared);
+      record = await this.#begin(runId, prepared);
     } catch (err) {
       if (!(err instanceof StoreFailure)) throw err;
       if (err.kind === "unavailable" && !lastDelivery) {
@@ -179,7 +184,9 @@ export class RunActor {
         return "retry_later";
       }
       this.#log.error({ err }, "run.begin failed");
-      await client.terminal(terminalEvent(failed(FailureKind.STORE, err.message)));
+      const outcome = failed(FailureKind.STORE, err.message);
+      this.#deps.metrics.runEnded(outcome);
+      await client.terminal(terminalEvent(outcome));
       return "ack";
     }
     this.#log = this.#log.child({ begin_count: record.beginCount });
@@ -197,7 +204,7 @@ export class RunActor {
     if (finalDelivery) {
       const outcome = failed(FailureKind.PROTOCOL, `run abandoned after ${deliveries} deliveries`);
       this.#log.error("last delivery of a run that never finished: failing it");
-      return this.#finish(outcome, undefined, client, prepared.runId, finalDelivery);
+      return this.#finish(outcome, undefined, client, runId, finalDelivery);
     }
     if (this.#abort.signal.aborted) return "hand_over";
     if (record.beginCount > 1) {
@@ -206,7 +213,7 @@ export class RunActor {
       const gone = await clientGoneNow(client, this.#deps.probeIntervalMs);
       if (gone !== undefined) {
         this.#log.info({ reason: gone }, "client of the redelivered run is gone");
-        return this.#finish({ kind: "cancelled", reason: `client gone: ${gone}` }, undefined, client, prepared.runId, finalDelivery);
+        return this.#finish({ kind: "cancelled", reason: `client gone: ${gone}` }, undefined, client, runId, finalDelivery);
       }
     }
 
@@ -218,7 +225,8 @@ export class RunActor {
     const commands = opened.feed;
 
     const engine = new RunEngine(
-      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, probeIntervalMs: this.#deps.probeIntervalMs, log: this.#log },
+      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, probeIntervalMs: this.#deps.probeIntervalMs, metrics: this.#deps.metrics, log: this.#log },
+      runId,
       prepared,
       record,
     );
@@ -239,13 +247,13 @@ export class RunActor {
       this.#log.info({ reason: outcome.reason }, "leaving the run to another worker");
       return "hand_over";
     }
-    return this.#finish(outcome, engine.turnUsage, client, prepared.runId, finalDelivery);
+    return this.#finish(outcome, engine.turnUsage, client, runId, finalDelivery);
   }
 
-  async #begin(prepared: PreparedRun): Promise<RunRecord> {
+  async #begin(runId: RunId, prepared: PreparedRun): Promise<RunRecord> {
     const action = prepared.action;
     const begun = await this.#deps.store.beginRun({
-      runId: prepared.runId,
+      runId,
       conversationId: prepared.conversationId,
       memberId: prepared.memberId,
       baseRevisionId: prepared.baseRevisionId,
@@ -254,13 +262,16 @@ export class RunActor {
       parentToolCallId: prepared.parentToolCallId,
       modelId: prepared.model?.modelId ?? "",
     });
-    if (begun.run === undefined) throw new StoreFailure("internal", "run.begin", "no run in the response");
-    if (begun.supersededRunId !== "") this.#cancelSuperseded(begun.supersededRunId, prepared.runId);
+    if (begun.supersededRunId !== "") this.#cancelSuperseded(begun.supersededRunId, runId);
     return begun.run;
   }
 
   /** The store already marked the old run cancelled; tell its owner to stop now. */
-  #cancelSuperseded(oldRunId: string, newRunId: string): void {
+  #cancelSuperseded(oldRunId: string, newRunId: RunId): void {
+    if (!isRunId(oldRunId)) {
+      this.#log.warn({ superseded_run_id: oldRunId }, "the superseded run's id is not a run id; no cancel sent");
+      return;
+    }
     const commandId = runCommandIds.cancel(oldRunId);
     const command = create(ClientCommandSchema, { commandId, command: { case: "cancel", value: { reason: `superseded by run ${newRunId}` } } });
     this.#deps.js
@@ -278,7 +289,7 @@ export class RunActor {
    * (which finds the final answer, or the client gone, and finishes the run),
    * except on the final delivery, which reports what it has.
    */
-  async #finish(outcome: FinalOutcome, usage: Usage | undefined, client: ClientChannel, runId: string, finalDelivery: boolean): Promise<Settlement> {
+  async #finish(outcome: FinalOutcome, usage: Usage | undefined, client: ClientChannel, runId: RunId, finalDelivery: boolean): Promise<Settlement> {
     const reported = usage === undefined || isEmptyUsage(usage) ? undefined : usage;
     const request = {
       runId,
@@ -301,7 +312,7 @@ export class RunActor {
     switch (result.kind) {
       case "recorded":
         // The store keeps the first terminal status (e.g. a run superseded meanwhile is cancelled).
-        if (result.run !== undefined && result.run.status !== statusOf(outcome)) final = outcomeOfRecord(result.run);
+        if (result.run.status !== statusOf(outcome)) final = outcomeOfRecord(result.run);
         break;
       case "unavailable":
         if (!finalDelivery) {
@@ -319,13 +330,14 @@ export class RunActor {
         assertNever(result);
     }
     this.#log.info({ outcome: final.kind, ...(final.kind === "failed" ? { failure_kind: FailureKind[final.failure.kind], message: final.failure.message } : {}) }, "run ended");
+    this.#deps.metrics.runEnded(final);
     if (!terminalSent) await client.terminal(terminalEvent(final));
     return "ack";
   }
 
   async #finishOnce(request: Parameters<StoreClient["finishRun"]>[0]): Promise<FinishResult> {
     try {
-      return { kind: "recorded", run: (await this.#deps.store.finishRun(request)).run };
+      return { kind: "recorded", run: await this.#deps.store.finishRun(request) };
     } catch (err) {
       if (!(err instanceof StoreFailure)) throw err;
       return err.kind === "unavailable" ? { kind: "unavailable", error: err } : { kind: "refused", error: err };

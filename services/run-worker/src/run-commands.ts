@@ -11,7 +11,7 @@
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from "@nats-io/jetstream";
-import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type ToolResult } from "@byok/contracts";
+import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
 import { assertNever } from "./assert-never.ts";
@@ -29,7 +29,7 @@ export interface RunCommandFeed {
 export interface RunCommandFeedOptions {
   readonly js: JetStreamClient;
   readonly names: BusNames;
-  readonly runId: string;
+  readonly runId: RunId;
   readonly onStop: (command: StopCommand) => void;
   readonly log: Logger;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { FailureKind, ModelFailureKind, RunRecordSchema, RunStatus, StateEventSchema, UsageSchema } from "@byok/contracts";
 import { cycleFailed, outcomeOfRecord, statusOf, stopped, storeFailed, terminalEvent } from "./run-outcome.ts";
-import { StoreFailure } from "./store-client.ts";
+import { StoreFailure } from "@byok/store-client";
 
 const failure = (origin: "provider" | "protocol", kind: ModelFailureKind) => ({
   origin,

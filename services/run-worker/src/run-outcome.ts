@@ -6,7 +6,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { FailureKind, ModelFailureKind, RunStatus, UsageSchema, type RunRecord, type StateEventSchema, type Usage } from "@byok/contracts";
 import type { CycleFailure } from "./model-cycle.ts";
-import type { StoreFailure } from "./store-client.ts";
+import type { StoreFailure } from "@byok/store-client";
 import { assertNever } from "./assert-never.ts";
 
 export interface RunFailure {

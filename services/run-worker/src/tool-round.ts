@@ -10,11 +10,11 @@
  * driver does the I/O. Neither knows what a tool does: calls are call ids.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { CommitCause, type StateCommitted, type StateCommittedSchema, type ToolCallPart, type ToolResult, type ToolRoundRecord } from "@byok/contracts";
+import { CommitCause, type RunId, type StateCommitted, type StateCommittedSchema, type ToolCallPart, type ToolResult, type ToolRoundRecord } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
+import type { StoreClient } from "@byok/store-client";
 import { ABORTED } from "./abort.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
-import type { StoreClient } from "./store-client.ts";
 import { assertNever } from "./assert-never.ts";
 
 /** What to do with an arriving tool result. */
@@ -82,7 +82,7 @@ export class ToolRoundState {
 export type StateCommittedInit = MessageInitShape<typeof StateCommittedSchema>;
 
 export interface ToolRoundDeps {
-  readonly runId: string;
+  readonly runId: RunId;
   readonly store: StoreClient;
   readonly commands: RunCommandFeed;
   readonly signal: AbortSignal;
@@ -156,7 +156,7 @@ export async function driveToolRound(deps: ToolRoundDeps, round: ToolRoundRecord
     });
   }
   // When the last commit was somebody else's, only the store knows the tip.
-  const revisionId = duplicateSettled || round.settled ? (await deps.store.getRun(deps.runId)).run?.headRevisionId ?? state.tipRevisionId : state.tipRevisionId;
+  const revisionId = duplicateSettled || round.settled ? (await deps.store.getRun(deps.runId)).headRevisionId : state.tipRevisionId;
   await deps.commit({
     cause: CommitCause.TOOL_ROUND_SETTLED,
     revisionId,

@@ -5,15 +5,15 @@
  * saved with blob.put so the next turn finds them there. Every byte string is
  * checked against its SHA-256 id.
  */
-import type { Logger } from "@byok/platform";
 import type { agent } from "@byok/cursor-protocol";
-import type { StoreClient } from "../session/store-client.ts";
+import type { Logger } from "@byok/platform";
+import type { StoreClient } from "@byok/store-client";
 import { blobKey, blobMatches } from "./blob-id.ts";
 import type { KvChannel } from "./kv-channel.ts";
 
 export interface BlobSources {
   prefetched: ReadonlyMap<string, Uint8Array>;
-  store: StoreClient;
+  store: Pick<StoreClient, "getBlobs" | "putBlob">;
   kv: KvChannel;
   log: Logger;
 }

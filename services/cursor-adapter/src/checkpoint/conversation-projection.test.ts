@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { MessageSchema, UsageSchema, UserOrigin, type Message } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
-import { rootBytesOf, rootJsonOf, systemRootJson } from "../projection/root-json.ts";
+import { rootBytesOf, rootJsonOf, systemRootJson } from "../root-codec/root-json.ts";
 import { blobIdOf, blobKey } from "./blob-id.ts";
 import { BlobNotSyncedError, ClientBlobs } from "./client-blobs.ts";
 import { ConversationProjection } from "./conversation-projection.ts";

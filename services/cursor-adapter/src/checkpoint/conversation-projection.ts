@@ -13,7 +13,7 @@
  */
 import type { AssistantMessage, Message, Usage } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
-import { rootBytesOf, rootJsonOf, systemRootJson } from "../projection/root-json.ts";
+import { rootBytesOf, rootJsonOf, systemRootJson } from "../root-codec/root-json.ts";
 import { turnEndedMessage } from "../interaction/turn-ended.ts";
 import { buildCheckpoint, checkpointMessage, referencedBlobIds } from "./checkpoint-builder.ts";
 import type { ClientBlobs } from "./client-blobs.ts";

@@ -1,18 +1,18 @@
 /**
  * Who sent a request and which of its headers the run session may see. The
  * edge proxy authenticates members and sets `x-byok-member-id` (it strips any
- * client-sent x-byok-* header); without the proxy every caller is "local".
+ * client-sent x-byok-* header); without the proxy every caller is LOCAL_MEMBER_ID.
  */
+import { LOCAL_MEMBER_ID, parseMemberId, type MemberId } from "@byok/contracts";
 
 export const MEMBER_ID_HEADER = "x-byok-member-id";
-export const LOCAL_MEMBER_ID = "local";
 
 /** Credentials the session never needs (Cursor's own token, cookies). */
 const WITHHELD_HEADERS = new Set(["authorization", "proxy-authorization", "cookie"]);
 
-export function memberIdOf(headers: Headers): string {
+export function memberIdOf(headers: Headers): MemberId {
   const value = headers.get(MEMBER_ID_HEADER)?.trim();
-  return value ? value : LOCAL_MEMBER_ID;
+  return value ? parseMemberId(value) : LOCAL_MEMBER_ID;
 }
 
 /** Lower-case request headers for RunOpenContext, credentials removed. */

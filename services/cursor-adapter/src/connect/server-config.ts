@@ -1,7 +1,9 @@
 /**
- * GetServerConfig: the part of Cursor's server configuration the gateway owns.
- * HTTP/2 is forced off so the IDE uses the RunSSE + BidiAppend transport this
- * adapter serves (the edge proxy merges this into the upstream answer).
+ * GetServerConfig as the adapter answers it when a client talks to it
+ * directly (no edge proxy): HTTP/2 forced off, so the IDE uses the RunSSE +
+ * BidiAppend transport this adapter serves. Through the edge proxy this answer
+ * is not used: the proxy takes Cursor's own answer and forces HTTP/2 off in it
+ * (edge-proxy server-config.ts).
  */
 import { create } from "@bufbuild/protobuf";
 import { aiserver } from "@byok/cursor-protocol";

@@ -6,7 +6,7 @@
  * a new owner) closes whatever UI block is open.
  */
 import { create } from "@bufbuild/protobuf";
-import type { ClientEvent } from "@byok/contracts";
+import { parseClientModelCallIndex, type ClientEvent, type ClientModelCallIndex } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
 import { ToolCallFrames } from "./tool-call-frames.ts";
 import { interactionMessage } from "./update-message.ts";
@@ -17,7 +17,7 @@ export interface EventFramesOptions {
   /** True for the run's dynamic MCP tools (default: none). */
   isDynamicTool?(name: string): boolean;
   /** model_call_id of model call `index` on tool cards (default: the index as text). */
-  modelCallIdOf?(modelCallIndex: number): string;
+  modelCallIdOf?(modelCallIndex: ClientModelCallIndex): string;
 }
 
 export class EventFrames {
@@ -25,7 +25,7 @@ export class EventFrames {
   #lastSeq = 0n;
   /** Open thinking blocks: block index -> start time. */
   readonly #openThinking = new Map<number, number>();
-  #modelCallIndex: number | undefined;
+  #modelCallIndex: ClientModelCallIndex | undefined;
   /** Thinking durations of the current model call, in block order. */
   #durations: number[] = [];
   readonly toolCalls: ToolCallFrames;
@@ -45,10 +45,11 @@ export class EventFrames {
       this.toolCalls.reset();
     }
     this.#lastSeq = event.seq;
-    if (this.#modelCallIndex !== event.modelCallIndex) {
+    const modelCallIndex = parseClientModelCallIndex(event.modelCallIndex);
+    if (this.#modelCallIndex !== modelCallIndex) {
       this.closeOpenBlocks();
       this.toolCalls.reset();
-      this.#modelCallIndex = event.modelCallIndex;
+      this.#modelCallIndex = modelCallIndex;
       this.#durations = [];
     }
     const e = event.event;
@@ -78,7 +79,7 @@ export class EventFrames {
       }
       case "toolCallStart":
         this.closeOpenBlocks();
-        this.toolCalls.start(event.modelCallIndex, e.value);
+        this.toolCalls.start(modelCallIndex, e.value);
         return;
       case "toolCallArgsDelta":
         this.closeOpenBlocks();

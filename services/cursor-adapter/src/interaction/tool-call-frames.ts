@@ -9,24 +9,17 @@
  * Nothing executes here: execution starts with ExecuteToolRound, after the
  * model cycle completed and the round is durable.
  */
-import type { ToolCallArgsDelta, ToolCallEnd, ToolCallStart } from "@byok/contracts";
+import type { ClientModelCallIndex, ToolCallArgsDelta, ToolCallEnd, ToolCallStart } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
-import {
-  ArgsFieldStreamer,
-  editContentDelta,
-  editContentField,
-  editPathCard,
-  partialCard,
-  partialToolCallUpdate,
-  toolCallDeltaUpdate,
-} from "../tools/index.ts";
+import { partialCard, partialToolCallUpdate, toolCallDeltaUpdate } from "../tools/cards.ts";
+import { ArgsFieldStreamer, editContentDelta, editContentField, editPathCard } from "../tools/edit-stream.ts";
 
 export interface ToolCallFramesOptions {
   send(update: agent.InteractionUpdate["message"]): void;
   /** True for the run's dynamic MCP tools (their card is an MCP card). */
   isDynamicTool(name: string): boolean;
   /** The model_call_id the cards of model call `index` carry. */
-  modelCallIdOf(modelCallIndex: number): string;
+  modelCallIdOf(modelCallIndex: ClientModelCallIndex): string;
 }
 
 interface StreamingCall {
@@ -49,7 +42,7 @@ export class ToolCallFrames {
     this.#options = options;
   }
 
-  start(modelCallIndex: number, start: ToolCallStart): void {
+  start(modelCallIndex: ClientModelCallIndex, start: ToolCallStart): void {
     const modelCallId = this.#options.modelCallIdOf(modelCallIndex);
     const card = partialCard(start.callId, start.name, this.#options.isDynamicTool(start.name));
     const contentField = editContentField(start.name);

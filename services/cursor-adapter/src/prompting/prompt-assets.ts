@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadToolCatalog, ToolCatalogError, type ToolCatalog } from "../tools/index.ts";
+import { ToolCatalogError, loadToolCatalog, type ToolCatalog } from "../tools/catalog.ts";
 import type { PromptMode } from "./modes.ts";
 
 export const MODEL_NAME_PLACEHOLDER = "{{MODEL_NAME}}";

@@ -6,7 +6,8 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { PromptSpecSchema, type PromptSpec } from "@byok/contracts";
-import { compileToolSet, type McpDefinitionLike } from "../tools/index.ts";
+import { compileToolSet } from "../tools/catalog.ts";
+import type { McpDefinitionLike } from "../tools/mcp-routes.ts";
 import type { PromptAssets } from "./prompt-assets.ts";
 import type { PromptMode } from "./modes.ts";
 

@@ -6,7 +6,7 @@
 import { create } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
-import { importRootBytes, RootParseError } from "../projection/root-import.ts";
+import { importRootBytes, RootParseError } from "../root-codec/root-import.ts";
 import { BLOB_ID_BYTES, blobKey } from "../checkpoint/blob-id.ts";
 
 export interface ClientHistory {

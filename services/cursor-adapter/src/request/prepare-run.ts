@@ -6,33 +6,43 @@
  * calls the owner re-runs before any model call}.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { MessageSchema, PreparedRunSchema, type AssistantMessage, type Message, type PreparedRun } from "@byok/contracts";
+import {
+  fallbackUserMessageClientId,
+  MessageSchema,
+  parseConversationId,
+  PreparedRunSchema,
+  type AssistantMessage,
+  type MemberId,
+  type Message,
+  type PreparedRun,
+  type RunId,
+} from "@byok/contracts";
 import { agent, type tools } from "@byok/cursor-protocol";
 import type { Logger, ModelConfig } from "@byok/platform";
+import type { StoreClient } from "@byok/store-client";
 import { fetchBlobs, type BlobSources } from "../checkpoint/blob-fetch.ts";
 import { blobKey } from "../checkpoint/blob-id.ts";
-import { KvError } from "../checkpoint/kv-channel.ts";
-import { decodeTodos, TodoBlobError } from "../checkpoint/todo-blobs.ts";
-import { RootParseError } from "../projection/root-import.ts";
+import { decodeTodos } from "../checkpoint/todo-blobs.ts";
 import { promptModeOf } from "../prompting/modes.ts";
-import { PromptAssetError, type PromptAssets } from "../prompting/prompt-assets.ts";
+import type { PromptAssets } from "../prompting/prompt-assets.ts";
 import { buildPromptSpec } from "../prompting/prompt-spec.ts";
-import { SessionError, type SessionFailure } from "../session/failures.ts";
-import { StoreCallError, type StoreClient } from "../session/store-client.ts";
-import { McpRouteTable, parsePendingToolCallsJson, type PendingToolCalls } from "../tools/index.ts";
-import { HistoryImportError, readClientHistory, rootBlobIds } from "./client-history.ts";
+import { SessionError } from "../session/failures.ts";
+import { McpRouteTable } from "../tools/mcp-routes.ts";
+import { parsePendingToolCallsJson, type PendingToolCalls } from "../tools/pending-calls.ts";
+import { readClientHistory, rootBlobIds } from "./client-history.ts";
 import { selectModel } from "./model-selection.ts";
 import { contextToAppend } from "./request-context.ts";
 import { imageBlobIdsToFetch, userTurnMessage } from "./user-turn.ts";
 
+/** Errors are thrown as they are; the session maps them once (session/failures.ts). */
 export interface PrepareInput {
-  runId: string;
-  memberId: string;
+  runId: RunId;
+  memberId: MemberId;
   runRequest: agent.AgentRunRequest;
   models: readonly ModelConfig[];
   prompts: PromptAssets;
   blobSources: BlobSources;
-  store: StoreClient;
+  store: Pick<StoreClient, "importHistory">;
   log: Logger;
 }
 
@@ -73,10 +83,10 @@ type ParsedPending = Extract<PendingToolCalls, { kind: "ok" }>;
 export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   const { runRequest, log } = input;
   const state = runRequest.conversationState;
-  const conversationId = runRequest.conversationId ?? "";
-  if (state === undefined || conversationId === "") {
+  if (state === undefined || (runRequest.conversationId ?? "") === "") {
     throw new SessionError({ kind: "invalid_request", message: "run_request needs conversation_state and conversation_id" });
   }
+  const conversationId = parseConversationId(runRequest.conversationId ?? "");
 
   const selection = selectModel(runRequest, input.models);
   if (selection.kind === "unknown_model") throw new SessionError({ kind: "unknown_model", modelId: selection.modelId });
@@ -94,11 +104,9 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   }
 
   const imageIds = userMessage ? imageBlobIdsToFetch(userMessage) : [];
-  const blobs = await mapFailures(() => fetchBlobs([...rootBlobIds(state.rootPromptMessagesJson), ...imageIds, ...state.todos], input.blobSources));
-  const history = await mapFailures(async () =>
-    readClientHistory(state.rootPromptMessagesJson, blobs, (index, reason) => log.warn({ root: index, reason }, "history root not imported")),
-  );
-  const todos = await mapFailures(async () => decodeTodos(state.todos, blobs));
+  const blobs = await fetchBlobs([...rootBlobIds(state.rootPromptMessagesJson), ...imageIds, ...state.todos], input.blobSources);
+  const history = readClientHistory(state.rootPromptMessagesJson, blobs, (index, reason) => log.warn({ root: index, reason }, "history root not imported"));
+  const todos = decodeTodos(state.todos, blobs);
 
   const pending = pendingOf(state);
   const hasToolCalls = pending !== undefined && pending.calls.length > 0;
@@ -106,12 +114,12 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   const foldedRoots = pending !== undefined && !hasToolCalls ? [assistantMessage(pending.assistant)] : [];
   const historyMessages = [...history.messages, ...foldedRoots];
 
-  const baseRevisionId = await mapFailures(() => input.store.importHistory(conversationId, input.memberId, historyMessages));
+  const baseRevisionId = await input.store.importHistory({ conversationId, memberId: input.memberId, messages: historyMessages });
 
   const turnMode = userMessage !== undefined && userMessage.mode !== agent.AgentMode.UNSPECIFIED ? userMessage.mode : undefined;
   const promptMode = promptModeOf(turnMode ?? state.mode, (runRequest.subagentTypeName ?? "") !== "");
   const mcpTools = runRequest.mcpTools?.mcpTools ?? [];
-  const built = await mapFailures(async () => buildPromptSpec(input.prompts, promptMode, selection.model.displayName, mcpTools));
+  const built = buildPromptSpec(input.prompts, promptMode, selection.model.displayName, mcpTools);
   if (built.kind === "protocol_error") throw new SessionError({ kind: "protocol", message: built.message });
   const prompt = built.spec;
 
@@ -119,7 +127,7 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   let newRootMessages: Message[];
   if (userMessage !== undefined) {
     const context = contextToAppend(turn?.requestContext, historyMessages);
-    const user = userTurnMessage(userMessage, `user:${input.runId}`, (id) => blobs.get(blobKey(id)));
+    const user = userTurnMessage(userMessage, fallbackUserMessageClientId(input.runId), (id) => blobs.get(blobKey(id)));
     const initialMessages = context ? [context, user] : [user];
     newRootMessages = [...foldedRoots, ...initialMessages];
     runAction = { case: "start", value: { initialMessages } };
@@ -175,27 +183,4 @@ function pendingOf(state: agent.ConversationStateStructure): ParsedPending | und
 
 function assistantMessage(assistant: AssistantMessage): Message {
   return create(MessageSchema, { body: { case: "assistant", value: assistant } });
-}
-
-/** Maps the foreign errors of preparation onto session failures, once. */
-async function mapFailures<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const failure = failureOf(error);
-    if (failure === undefined) throw error;
-    throw new SessionError(failure, { cause: error });
-  }
-}
-
-function failureOf(error: unknown): SessionFailure | undefined {
-  if (error instanceof SessionError) return error.failure;
-  if (error instanceof KvError) return { kind: "client_blob", message: error.message };
-  if (error instanceof StoreCallError) {
-    if (error.kind === "FORBIDDEN") return { kind: "forbidden", message: error.message };
-    return { kind: "store", message: error.message };
-  }
-  if (error instanceof HistoryImportError || error instanceof RootParseError || error instanceof TodoBlobError) return { kind: "protocol", message: error.message };
-  if (error instanceof PromptAssetError) return { kind: "internal", message: error.message };
-  return undefined;
 }

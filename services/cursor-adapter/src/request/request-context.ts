@@ -9,7 +9,7 @@ import { create } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
-import { CONTEXT_ID_PREFIX } from "../projection/user-origin.ts";
+import { CONTEXT_ID_PREFIX } from "../root-codec/user-origin.ts";
 
 /** The `<user_info>` block, or undefined when the client sent no environment. */
 export function renderRequestContext(context: agent.RequestContext | undefined): string | undefined {

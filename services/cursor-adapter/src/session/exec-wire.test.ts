@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { agent, tools } from "@byok/cursor-protocol";
 import { silentLogger } from "@byok/platform";
-import type { ExecCall, ExecProgress, ExecReply, ExecStep } from "../tools/index.ts";
+import type { ExecCall, ExecProgress, ExecReply, ExecStep } from "../tools/types.ts";
 import { ExecWire, type WireProgress } from "./exec-wire.ts";
 
 const readStep = (path: string, delayMs = 0): ExecStep => ({ request: { case: "readArgs", value: create(tools.ReadArgsSchema, { path }) }, delayMs });

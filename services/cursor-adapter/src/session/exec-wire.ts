@@ -12,15 +12,8 @@
 import { create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
-import {
-  ExecIdRegistry,
-  type ExecCall,
-  type ExecProgress,
-  type ExecStep,
-  type InteractionProgress,
-  type InteractionQueryPayload,
-  type InteractionReply,
-} from "../tools/index.ts";
+import { ExecIdRegistry } from "../tools/exec-ids.ts";
+import type { ExecCall, ExecProgress, ExecStep, InteractionProgress, InteractionQueryPayload, InteractionReply } from "../tools/types.ts";
 
 export interface ExecWirePorts {
   send(message: agent.AgentServerMessage): void;

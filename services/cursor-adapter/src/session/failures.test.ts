@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { FailureKind, RunFailedSchema } from "@byok/contracts";
 import { aiserver } from "@byok/cursor-protocol";
-import { cancelledOutcome, endOutcomeOf, type SessionFailure } from "./failures.ts";
+import { StoreFailure } from "@byok/store-client";
+import { BlobNotSyncedError } from "../checkpoint/client-blobs.ts";
+import { KvError } from "../checkpoint/kv-channel.ts";
+import { TodoBlobError } from "../checkpoint/todo-blobs.ts";
+import { PromptAssetError } from "../prompting/prompt-assets.ts";
+import { HistoryImportError } from "../request/client-history.ts";
+import { RootParseError } from "../root-codec/root-import.ts";
+import { cancelledOutcome, closeKindOf, endOutcomeOf, SessionError, sessionFailureOf, type SessionFailure } from "./failures.ts";
+import { BusPublishError } from "./run-bus.ts";
+import { RoundCommitError } from "./tool-round-commits.ts";
 
 function failed(kind: FailureKind, message: string, retryable = false): SessionFailure {
   return { kind: "run_failed", failed: create(RunFailedSchema, { kind, message, retryable }) };
@@ -47,5 +56,40 @@ describe("errors on Cursor's wire", () => {
 
   it("never returns an empty message for a failed run", () => {
     expect(endOutcomeOf(failed(FailureKind.PROVIDER, ""))).toMatchObject({ message: "the run failed" });
+  });
+});
+
+describe("errors of the session layer", () => {
+  /** Failure kind, EndStream code and the owner's failure kind of an error. */
+  function mapped(error: unknown): [string, string, string] {
+    const failure = sessionFailureOf(error);
+    const outcome = endOutcomeOf(failure);
+    return [failure.kind, outcome.kind === "error" ? outcome.code : "ok", FailureKind[closeKindOf(failure)]];
+  }
+
+  it.each([
+    ["a SessionError", new SessionError({ kind: "unknown_model", modelId: "gpt-9" }), ["unknown_model", "not_found", "CLIENT"]],
+    ["a KV failure", new KvError("timeout", "no set_blob_result"), ["client_blob", "unavailable", "CLIENT"]],
+    ["an unreadable history", new HistoryImportError("root 2 is not a blob id"), ["protocol", "invalid_argument", "PROTOCOL"]],
+    ["an unparsable root", new RootParseError("root 0 is not JSON"), ["protocol", "invalid_argument", "PROTOCOL"]],
+    ["an unreadable todo blob", new TodoBlobError("todo 1 is not a TodoItem"), ["protocol", "invalid_argument", "PROTOCOL"]],
+    ["another member's conversation", new StoreFailure("forbidden", "history.import", "belongs to another member"), ["forbidden", "permission_denied", "CLIENT"]],
+    ["a store that is down", new StoreFailure("unavailable", "history.import", "no responders"), ["store", "internal", "STORE"]],
+    ["a store refusal", new StoreFailure("not_found", "revision.messages", "no revision"), ["store", "internal", "STORE"]],
+    ["a bus that takes no publish", new BusPublishError("cannot publish run r"), ["bus", "unavailable", "CLIENT"]],
+    ["a checkpoint ahead of its blobs", new BlobNotSyncedError("blob ab never sent"), ["internal", "internal", "CLIENT"]],
+    ["a commit that cannot be projected", new RoundCommitError("staged round without assistant"), ["internal", "internal", "CLIENT"]],
+    ["broken prompt files", new PromptAssetError("missing agent.md"), ["internal", "internal", "CLIENT"]],
+    ["a bug", new TypeError("x is undefined"), ["internal", "internal", "CLIENT"]],
+    ["a thrown string", "boom", ["internal", "internal", "CLIENT"]],
+  ])("maps %s", (_what, error, expected) => {
+    expect(mapped(error)).toEqual(expected);
+  });
+
+  it("keeps the error's message for Cursor", () => {
+    expect(endOutcomeOf(sessionFailureOf(new StoreFailure("unavailable", "blob.get", "no responders")))).toMatchObject({
+      message: "store blob.get: unavailable: no responders",
+    });
+    expect(endOutcomeOf(sessionFailureOf("boom"))).toMatchObject({ message: "boom" });
   });
 });

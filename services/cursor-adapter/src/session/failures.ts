@@ -1,13 +1,44 @@
 /**
- * Why a session ends with an error, and how each reason looks on Cursor's wire
- * (EndStream code + optional aiserver.ErrorDetails). Worker-reported failures
- * (RunFailed) map by their kind; failures the adapter finds itself (bad model,
- * bad request, client blob trouble, store, bus) have their own kinds.
+ * The session's failure boundary, in one place: every error the session layer
+ * can meet becomes a SessionFailure (sessionFailureOf), and every
+ * SessionFailure has one look on Cursor's wire (endOutcomeOf: EndStream code
+ * + optional aiserver.ErrorDetails) and one FailureKind for the run owner when
+ * the adapter ends the run (closeKindOf). Worker-reported failures (RunFailed)
+ * map by their kind; failures the adapter finds itself (bad model, bad
+ * request, client blob trouble, store, bus) have their own kinds.
+ *
+ * Which error is which failure, and why:
+ * - SessionError: carries its failure (thrown where the session decides, e.g.
+ *   an unknown model or a request id that cannot be a run id).
+ * - KvError -> client_blob: the IDE did not answer a blob GET/SET, refused it
+ *   or sent bytes that do not match their id. The client's side, worth a retry.
+ * - HistoryImportError, RootParseError, TodoBlobError -> protocol: the
+ *   client's conversation state cannot be understood.
+ * - StoreFailure `forbidden` -> forbidden: the conversation belongs to another
+ *   member (the store's verdict, shown as permission_denied).
+ * - StoreFailure of any other kind -> store: the gateway's own storage failed
+ *   (also `unavailable`, and `invalid`/`not_found`, which only a bug of the
+ *   adapter causes); Cursor sees internal, as for a run the worker failed with
+ *   STORE, and the owner records STORE.
+ * - BusPublishError -> bus: the run could not be handed to the bus (NATS down).
+ * - BlobNotSyncedError -> internal: a checkpoint that references a blob this
+ *   session never sent or that is not acknowledged is a bug of the adapter's
+ *   barrier, not something the client did.
+ * - RoundCommitError -> internal: the run owner sent a commit the adapter
+ *   cannot project (a bug on the bus contract, not the client's fault).
+ * - PromptAssetError -> internal: the gateway's prompt files are broken.
+ * - anything else -> internal (a bug).
  */
 import { create } from "@bufbuild/protobuf";
 import { FailureKind, type RunFailed } from "@byok/contracts";
 import { aiserver } from "@byok/cursor-protocol";
+import { StoreFailure } from "@byok/store-client";
+import { KvError } from "../checkpoint/kv-channel.ts";
+import { TodoBlobError } from "../checkpoint/todo-blobs.ts";
+import { HistoryImportError } from "../request/client-history.ts";
+import { RootParseError } from "../root-codec/root-import.ts";
 import type { EndOutcome } from "../transport/session-port.ts";
+import { BusPublishError } from "./run-bus.ts";
 
 export type SessionFailure =
   | { kind: "unknown_model"; modelId: string }
@@ -30,6 +61,18 @@ export class SessionError extends Error {
     super(failureMessage(failure), options);
     this.failure = failure;
   }
+}
+
+/** The failure an error stands for (see the module comment for each case). */
+export function sessionFailureOf(error: unknown): SessionFailure {
+  if (error instanceof SessionError) return error.failure;
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof KvError) return { kind: "client_blob", message };
+  if (error instanceof HistoryImportError || error instanceof RootParseError || error instanceof TodoBlobError) return { kind: "protocol", message };
+  if (error instanceof StoreFailure) return error.kind === "forbidden" ? { kind: "forbidden", message } : { kind: "store", message };
+  if (error instanceof BusPublishError) return { kind: "bus", message };
+  // BlobNotSyncedError, RoundCommitError, PromptAssetError and bugs.
+  return { kind: "internal", message };
 }
 
 export function failureMessage(failure: SessionFailure): string {

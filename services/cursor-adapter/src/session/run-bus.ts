@@ -15,9 +15,11 @@ import {
   StateEventSchema,
   runCommandIds,
   type BusNames,
-  type FailureKind,
   type ClientEvent,
+  type CommandId,
+  type FailureKind,
   type PreparedRun,
+  type RunId,
   type StateEvent,
 } from "@byok/contracts";
 import type { Logger, NatsConnection } from "@byok/platform";
@@ -39,7 +41,7 @@ export class BusPublishError extends Error {
 }
 
 /** Subscribes to the run's events and serves its state subject; resolves once the server has both. */
-export async function openRunBus(nc: NatsConnection, names: BusNames, runId: string, handlers: RunBusHandlers, log: Logger): Promise<RunBus> {
+export async function openRunBus(nc: NatsConnection, names: BusNames, runId: RunId, handlers: RunBusHandlers, log: Logger): Promise<RunBus> {
   const events = nc.subscribe(names.runEvents(runId), {
     callback: (err, msg) => {
       if (err) return log.warn({ err }, "run event subscription error");
@@ -125,30 +127,30 @@ async function publishDurably(nc: NatsConnection, subject: string, data: Uint8Ar
   }
 }
 
-/** Publishes the run on the work queue (Nats-Msg-Id = run_id); retried until `timeoutMs`. */
-export async function publishPreparedRun(nc: NatsConnection, names: BusNames, run: PreparedRun, timeoutMs: number): Promise<void> {
+/** Publishes the run on the work queue (Nats-Msg-Id = run_id); sent again until `deadlineMs` (RUN_PUBLISH_DEADLINE_MS). */
+export async function publishPreparedRun(nc: NatsConnection, names: BusNames, run: PreparedRun, deadlineMs: number): Promise<void> {
   try {
-    await publishDurably(nc, names.runStart, toBinary(PreparedRunSchema, run), run.runId, timeoutMs);
+    await publishDurably(nc, names.runStart, toBinary(PreparedRunSchema, run), run.runId, deadlineMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish run ${run.runId}: ${(cause as Error).message}`, { cause });
   }
 }
 
-export async function publishCancel(nc: NatsConnection, names: BusNames, runId: string, reason: string, timeoutMs: number): Promise<void> {
+export async function publishCancel(nc: NatsConnection, names: BusNames, runId: RunId, reason: string, deadlineMs: number): Promise<void> {
   const commandId = runCommandIds.cancel(runId);
-  await publishCommand(nc, names, runId, { commandId, command: { case: "cancel", value: { reason } } }, timeoutMs, "cancel");
+  await publishCommand(nc, names, runId, { commandId, command: { case: "cancel", value: { reason } } }, deadlineMs, "cancel");
 }
 
 /** The client side ended the run with an error (e.g. a protocol error in its messages). */
 export async function publishClientClosed(
   nc: NatsConnection,
   names: BusNames,
-  runId: string,
+  runId: RunId,
   closed: { error: string; failureKind: FailureKind },
-  timeoutMs: number,
+  deadlineMs: number,
 ): Promise<void> {
   const commandId = runCommandIds.clientClosed(runId);
-  await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: closed } }, timeoutMs, "client closed");
+  await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: closed } }, deadlineMs, "client closed");
 }
 
 export interface ToolResultInit {
@@ -159,22 +161,22 @@ export interface ToolResultInit {
 }
 
 /** One tool result for the run owner; the command id makes a repeat a no-op on the stream. */
-export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: string, result: ToolResultInit, timeoutMs: number): Promise<void> {
+export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: RunId, result: ToolResultInit, deadlineMs: number): Promise<void> {
   const commandId = runCommandIds.toolResult(runId, result.callId);
-  await publishCommand(nc, names, runId, { commandId, command: { case: "toolResult", value: result } }, timeoutMs, "tool result");
+  await publishCommand(nc, names, runId, { commandId, command: { case: "toolResult", value: result } }, deadlineMs, "tool result");
 }
 
 async function publishCommand(
   nc: NatsConnection,
   names: BusNames,
-  runId: string,
-  init: MessageInitShape<typeof ClientCommandSchema> & { commandId: string },
-  timeoutMs: number,
+  runId: RunId,
+  init: MessageInitShape<typeof ClientCommandSchema> & { commandId: CommandId },
+  deadlineMs: number,
   what: string,
 ): Promise<void> {
   const command = create(ClientCommandSchema, init);
   try {
-    await publishDurably(nc, names.runCommands(runId), toBinary(ClientCommandSchema, command), init.commandId, timeoutMs);
+    await publishDurably(nc, names.runCommands(runId), toBinary(ClientCommandSchema, command), init.commandId, deadlineMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish ${what} for run ${runId}: ${(cause as Error).message}`, { cause });
   }

@@ -5,34 +5,31 @@
  * checkpoints, relays cancel, and ends the Cursor stream exactly once (running
  * execs are aborted before an error end).
  *
- * Lifecycle: preparing (history import, blob SETs, subscriptions) -> running
- * (PreparedRun published; a run silent for long has its status read from the
- * store, in case its terminal was lost) -> ended (EndStream written; bus
- * subscriptions torn down once in-flight state replies are sent).
+ * Lifecycle (`Phase`): preparing (history import, blob SETs, subscriptions;
+ * nothing on the bus yet) -> running (PreparedRun published; a run silent for
+ * long has its status read from the store, in case its terminal was lost) ->
+ * cancelling (the user stopped it: cancel sent, waiting for the owner's
+ * terminal at most CANCEL_GRACE_MS) -> ended (EndStream written; bus
+ * subscriptions torn down once in-flight state replies are sent). Any phase
+ * but ended may end directly. The run owner gets at most one stop command
+ * (cancel or client closed): when a published run is cancelled, or ends for a
+ * reason of this side, or is published after the stream already ended.
  */
 import { create } from "@bufbuild/protobuf";
-import { assertSubjectToken, FailureKind, StateEventSchema, type ClientEvent } from "@byok/contracts";
+import { clientModelCallId, FailureKind, isRunId, parseMemberId, StateEventSchema, type ClientEvent, type RunId } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
 import { ClientBlobs } from "../checkpoint/client-blobs.ts";
 import { ConversationProjection } from "../checkpoint/conversation-projection.ts";
-import { KvChannel, KvError } from "../checkpoint/kv-channel.ts";
+import { KvChannel } from "../checkpoint/kv-channel.ts";
 import { EventFrames } from "../interaction/event-frames.ts";
 import { prepareRun, type RunPlan } from "../request/prepare-run.ts";
 import type { EndOutcome, RunOpenContext, RunSession } from "../transport/session-port.ts";
 import type { SessionServices } from "./session-services.ts";
 import { ExecWire } from "./exec-wire.ts";
-import { cancelledOutcome, closeKindOf, endOutcomeOf, SessionError } from "./failures.ts";
-import {
-  BusPublishError,
-  openRunBus,
-  publishCancel,
-  publishClientClosed,
-  publishPreparedRun,
-  publishToolResult,
-  type RunBus,
-} from "./run-bus.ts";
+import { cancelledOutcome, closeKindOf, endOutcomeOf, sessionFailureOf, type SessionFailure } from "./failures.ts";
+import { openRunBus, publishCancel, publishClientClosed, publishPreparedRun, publishToolResult, type RunBus } from "./run-bus.ts";
 import { RunStatusWatch } from "./run-status-watch.ts";
 import { StateHandler } from "./state-handler.ts";
 import { ToolRoundCommits } from "./tool-round-commits.ts";
@@ -42,42 +39,66 @@ import { ToolRoundDriver } from "./tool-round-driver.ts";
 export const CANCEL_GRACE_MS = 1_500;
 
 export function openRunSession(services: SessionServices, context: RunOpenContext): RunSession {
-  const session = new CursorRunSession(services, context);
+  if (!isRunId(context.requestId)) {
+    return refusedRun(context, { kind: "invalid_request", message: `request id ${JSON.stringify(context.requestId)} cannot be used as a run id` });
+  }
+  const session = new CursorRunSession(services, context, context.requestId);
   session.start();
   return session;
 }
 
+/** A request that cannot become a run: its stream ends at once, nothing reaches the bus. */
+function refusedRun(context: RunOpenContext, failure: SessionFailure): RunSession {
+  queueMicrotask(() => context.stream.end(endOutcomeOf(failure)));
+  return { deliver: () => undefined, clientDisconnected: () => undefined };
+}
+
+type Phase =
+  /** History import, blob SETs, bus subscriptions: the run is not on the bus yet. */
+  | { readonly kind: "preparing" }
+  /** The PreparedRun is published; the owner runs it. */
+  | { readonly kind: "running"; readonly statusWatch: RunStatusWatch }
+  /** The user stopped the run: cancel sent; the owner's terminal, or the grace timer, ends the stream. */
+  | { readonly kind: "cancelling"; readonly statusWatch: RunStatusWatch; readonly graceTimer: NodeJS.Timeout }
+  /** EndStream written. */
+  | { readonly kind: "ended" };
+
+/** Why the stream ends: the owner's terminal, or a reason of this side (the owner is then told to stop). */
+type Ending = { readonly by: "terminal" } | { readonly by: "session"; readonly closeKind: FailureKind };
+
 class CursorRunSession implements RunSession {
   readonly #services: SessionServices;
   readonly #context: RunOpenContext;
-  readonly #runId: string;
+  readonly #runId: RunId;
   readonly #log: Logger;
   readonly #kv: KvChannel;
   readonly #blobs: ClientBlobs;
   readonly #frames: EventFrames;
   readonly #wire: ExecWire;
+  #phase: Phase = { kind: "preparing" };
   #plan: RunPlan | undefined;
   #bus: RunBus | undefined;
-  #statusWatch: RunStatusWatch | undefined;
-  #published = false;
-  #ended = false;
-  #cancelSent = false;
-  #cancelTimer: NodeJS.Timeout | undefined;
 
-  constructor(services: SessionServices, context: RunOpenContext) {
+  constructor(services: SessionServices, context: RunOpenContext, runId: RunId) {
     this.#services = services;
     this.#context = context;
-    this.#runId = context.requestId;
+    this.#runId = runId;
     const { deps } = services;
-    this.#log = deps.log.child({ run_id: this.#runId, request_id: context.requestId, conversation_id: context.runRequest.conversationId ?? "" });
+    this.#log = deps.log.child({ run_id: runId, request_id: context.requestId, conversation_id: context.runRequest.conversationId ?? "" });
     const send = (message: agent.AgentServerMessage) => context.stream.send(message);
-    this.#kv = new KvChannel({ send, log: this.#log, setTimeoutMs: deps.timeouts.blobAckMs, getTimeoutMs: deps.timeouts.kvGetMs });
+    this.#kv = new KvChannel({
+      send,
+      log: this.#log,
+      setTimeoutMs: deps.timeouts.blobAckMs,
+      getTimeoutMs: deps.timeouts.kvGetMs,
+      onRoundTrip: (op, outcome, sentAt) => deps.metrics.kvRoundTrip(op, outcome, sentAt),
+    });
     this.#blobs = new ClientBlobs(this.#kv);
     this.#frames = new EventFrames({
       send,
       now: () => performance.now(),
       isDynamicTool: (name) => this.#plan?.tools.dynamicToolNames.has(name) ?? false,
-      modelCallIdOf: (index) => `${this.#runId}:${index}`,
+      modelCallIdOf: (index) => clientModelCallId(runId, index),
     });
     this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), log: this.#log });
   }
@@ -121,9 +142,14 @@ class CursorRunSession implements RunSession {
     this.#cancel("client disconnected");
   }
 
+  /** A method, not a narrowed field read: the phase changes while preparation awaits. */
+  #ended(): boolean {
+    return this.#phase.kind === "ended";
+  }
+
   /** Client answers to execs/queries; a tool that throws on them ends the run instead of the transport. */
   #toWire(deliver: () => void): void {
-    if (this.#ended) return;
+    if (this.#ended()) return;
     try {
       deliver();
     } catch (error) {
@@ -134,15 +160,9 @@ class CursorRunSession implements RunSession {
   async #prepareAndPublish(): Promise<void> {
     const { deps } = this.#services;
     const { runRequest, stream } = this.#context;
-    try {
-      assertSubjectToken(this.#runId, "request id");
-    } catch {
-      throw new SessionError({ kind: "invalid_request", message: `request id ${JSON.stringify(this.#runId)} cannot be used as a run id` });
-    }
-
     const plan = await prepareRun({
       runId: this.#runId,
-      memberId: this.#context.memberId,
+      memberId: parseMemberId(this.#context.memberId),
       runRequest,
       models: deps.models,
       prompts: this.#services.prompts,
@@ -155,7 +175,7 @@ class CursorRunSession implements RunSession {
       },
       log: this.#log,
     });
-    if (this.#ended) return;
+    if (this.#ended()) return;
     this.#plan = plan;
 
     const projection = new ConversationProjection({
@@ -167,7 +187,11 @@ class CursorRunSession implements RunSession {
       mode: plan.mode,
       turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
       // Best effort: without it the next turn asks the client for the blob instead.
-      onNewRoot: (bytes) => this.#services.store.putBlob(bytes).catch((error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store")),
+      onNewRoot: (bytes) =>
+        this.#services.store.putBlob(bytes).then(
+          () => undefined,
+          (error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store"),
+        ),
     });
     projection.appendInitialMessages(plan.newRootMessages);
     // The client's ACKs for these blobs gate the first checkpoint, not the model call.
@@ -180,9 +204,9 @@ class CursorRunSession implements RunSession {
       wire: this.#wire,
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
-      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.storeMs),
+      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.publishDeadlineMs),
       publishFailed: (error) => this.#fail(error),
-      ended: () => this.#ended,
+      ended: () => this.#ended(),
       now: () => Date.now(),
       log: this.#log,
     });
@@ -200,8 +224,9 @@ class CursorRunSession implements RunSession {
       driver,
       rounds,
       send: (message) => stream.send(message),
-      end: (outcome, byTerminal) => this.#end(outcome, byTerminal),
-      ended: () => this.#ended,
+      endByTerminal: (outcome) => this.#end(outcome, { by: "terminal" }),
+      fail: (failure) => this.#endWithFailure(failure),
+      ended: () => this.#ended(),
       log: this.#log,
     });
     this.#bus = await openRunBus(
@@ -210,107 +235,138 @@ class CursorRunSession implements RunSession {
       this.#runId,
       {
         onClientEvent: (event: ClientEvent) => {
-          this.#statusWatch?.touch();
-          if (!this.#ended) this.#frames.accept(event);
+          this.#touchStatusWatch();
+          if (!this.#ended()) this.#frames.accept(event);
         },
         onStateEvent: (event) => {
-          this.#statusWatch?.touch();
+          this.#touchStatusWatch();
           return stateHandler.handle(event);
         },
       },
       this.#log,
     );
-    if (this.#ended) return void this.#bus.close();
+    if (this.#ended()) return void this.#bus.close();
 
     await this.#services.ensureStreams();
-    if (this.#ended) return void this.#bus.close();
-    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.storeMs);
-    this.#published = true;
-    this.#statusWatch = new RunStatusWatch({
+    if (this.#ended()) return void this.#bus.close();
+    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.publishDeadlineMs);
+    if (this.#ended()) {
+      // The stream ended while the publish was in flight: the run exists now, so stop it.
+      this.#sendCancel("the client went away before the run started");
+      return;
+    }
+    const statusWatch = new RunStatusWatch({
       runId: this.#runId,
       intervalMs: deps.timeouts.runStatusCheckMs,
-      getRun: (runId) => this.#services.store.getRun(runId),
+      getRun: (runId) => this.#services.store.findRun(runId),
       // The same path as a terminal state event: idempotent if that arrives too.
       onEnded: (terminal) => void stateHandler.handle(create(StateEventSchema, { event: { case: "terminal", value: terminal } })),
       log: this.#log,
     });
-    this.#statusWatch.touch();
+    this.#phase = { kind: "running", statusWatch };
+    statusWatch.touch();
     this.#log.info(
       { model: plan.model.id, mode: plan.run.prompt?.mode, action: plan.run.action.case, base_revision_id: plan.run.baseRevisionId },
       "run published",
     );
-    // Cancelled while the publish was in flight: the run exists now, so stop it.
-    if (this.#ended) this.#sendCancel("the client went away before the run started");
+  }
+
+  #touchStatusWatch(): void {
+    const phase = this.#phase;
+    if (phase.kind === "running" || phase.kind === "cancelling") phase.statusWatch.touch();
   }
 
   #cancel(reason: string): void {
-    if (this.#ended) return;
-    if (!this.#published) {
-      this.#log.info({ reason }, "run cancelled before it started");
-      this.#end(cancelledOutcome(reason), false);
-      return;
+    const phase = this.#phase;
+    switch (phase.kind) {
+      case "preparing":
+        this.#log.info({ reason }, "run cancelled before it started");
+        this.#end(cancelledOutcome(reason), { by: "session", closeKind: FailureKind.CLIENT });
+        return;
+      case "running": {
+        this.#log.info({ reason }, "cancelling run");
+        this.#sendCancel(reason);
+        const graceTimer = setTimeout(() => this.#end(cancelledOutcome(reason), { by: "session", closeKind: FailureKind.CLIENT }), CANCEL_GRACE_MS);
+        graceTimer.unref();
+        this.#phase = { kind: "cancelling", statusWatch: phase.statusWatch, graceTimer };
+        return;
+      }
+      case "cancelling":
+      case "ended":
+        return;
+      default: {
+        const unreachable: never = phase;
+        throw new Error(`unknown session phase ${JSON.stringify(unreachable)}`);
+      }
     }
-    if (this.#cancelTimer !== undefined) return;
-    this.#log.info({ reason }, "cancelling run");
-    this.#sendCancel(reason);
-    this.#cancelTimer = setTimeout(() => this.#end(cancelledOutcome(reason), false), CANCEL_GRACE_MS);
-    this.#cancelTimer.unref();
   }
 
   #sendCancel(reason: string): void {
-    if (this.#cancelSent) return;
-    this.#cancelSent = true;
     const { deps } = this.#services;
-    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.storeMs).catch((error: unknown) =>
+    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.publishDeadlineMs).catch((error: unknown) =>
       this.#log.error({ err: error }, "cancel command not published"),
     );
   }
 
   /** The run owner must stop because this side failed (not a user cancel). */
   #sendClientClosed(error: string, failureKind: FailureKind): void {
-    if (this.#cancelSent) return;
-    this.#cancelSent = true;
     const { deps } = this.#services;
-    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.storeMs).catch((err: unknown) =>
+    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.publishDeadlineMs).catch((err: unknown) =>
       this.#log.error({ err }, "client closed command not published"),
     );
   }
 
   /** The client broke the exec/interaction protocol: logged here, never handed to the run owner as a result. */
   #protocolError(message: string): void {
-    if (this.#ended) return;
+    if (this.#ended()) return;
     this.#log.warn({ protocol_error: message }, "client protocol error");
-    this.#fail(new SessionError({ kind: "protocol", message }));
+    this.#endWithFailure({ kind: "protocol", message });
   }
 
   #fail(error: unknown): void {
-    if (this.#ended) return;
-    const failure =
-      error instanceof SessionError
-        ? error.failure
-        : error instanceof KvError
-          ? ({ kind: "client_blob", message: error.message } as const)
-          : error instanceof BusPublishError
-            ? ({ kind: "bus", message: error.message } as const)
-            : ({ kind: "internal", message: error instanceof Error ? error.message : String(error) } as const);
+    if (this.#ended()) return;
+    const failure = sessionFailureOf(error);
     this.#log.warn({ err: error, failure: failure.kind }, "run failed in the adapter");
-    this.#end(endOutcomeOf(failure), false, closeKindOf(failure));
+    this.#endWithFailure(failure);
   }
 
-  /** `closeKind`: how the run owner records a run this side ends with an error. */
-  #end(outcome: EndOutcome, byTerminal: boolean, closeKind: FailureKind = FailureKind.CLIENT): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    if (this.#cancelTimer !== undefined) clearTimeout(this.#cancelTimer);
-    this.#statusWatch?.stop();
+  #endWithFailure(failure: SessionFailure): void {
+    this.#end(endOutcomeOf(failure), { by: "session", closeKind: closeKindOf(failure) });
+  }
+
+  #end(outcome: EndOutcome, ending: Ending): void {
+    const phase = this.#phase;
+    if (phase.kind === "ended") return;
+    this.#phase = { kind: "ended" };
+    // Only a run the owner is running without having been told to stop gets a stop command.
+    let ownerRunning: boolean;
+    switch (phase.kind) {
+      case "preparing":
+        // Nothing on the bus yet; a publish still in flight sends its own cancel.
+        ownerRunning = false;
+        break;
+      case "running":
+        phase.statusWatch.stop();
+        ownerRunning = true;
+        break;
+      case "cancelling":
+        clearTimeout(phase.graceTimer);
+        phase.statusWatch.stop();
+        ownerRunning = false;
+        break;
+      default: {
+        const unreachable: never = phase;
+        throw new Error(`unknown session phase ${JSON.stringify(unreachable)}`);
+      }
+    }
     this.#frames.closeOpenBlocks();
     const aborted = this.#wire.abortRunning();
     if (aborted.length > 0) this.#log.info({ exec_ids: aborted }, "running execs aborted");
     this.#context.stream.end(outcome);
     this.#kv.close("the run ended");
     // The owner is still running a run nobody listens to any more: stop it.
-    if (this.#published && !byTerminal) {
-      if (outcome.kind === "error" && outcome.code !== "canceled") this.#sendClientClosed(outcome.message, closeKind);
+    if (ownerRunning && ending.by === "session") {
+      if (outcome.kind === "error" && outcome.code !== "canceled") this.#sendClientClosed(outcome.message, ending.closeKind);
       else this.#sendCancel(outcome.kind === "ok" ? "client stream ended" : outcome.message);
     }
     void this.#bus?.close();

@@ -9,24 +9,31 @@
  * again after the next silent interval.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { RunStatus, type RunRecord, type RunTerminalSchema } from "@byok/contracts";
+import { RunStatus, type RunId, type RunRecord, type RunTerminalSchema } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 
 export type RunTerminalInit = MessageInitShape<typeof RunTerminalSchema>;
 
 export interface RunStatusWatchPorts {
-  readonly runId: string;
+  readonly runId: RunId;
   readonly intervalMs: number;
-  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** The run's record; undefined while no worker has begun it. */
+  getRun(runId: RunId): Promise<RunRecord | undefined>;
   /** The store recorded the run's end; the session ends the stream with it. */
   onEnded(terminal: RunTerminalInit): void;
   readonly log: Logger;
 }
 
+type WatchPhase =
+  /** No silent interval running (not touched yet, or a check is reading the store). */
+  | { readonly kind: "idle" }
+  /** The silent interval runs; a sign of life restarts it. */
+  | { readonly kind: "waiting"; readonly timer: NodeJS.Timeout }
+  | { readonly kind: "stopped" };
+
 export class RunStatusWatch {
   readonly #ports: RunStatusWatchPorts;
-  #timer: NodeJS.Timeout | undefined;
-  #stopped = false;
+  #phase: WatchPhase = { kind: "idle" };
 
   constructor(ports: RunStatusWatchPorts) {
     this.#ports = ports;
@@ -34,23 +41,39 @@ export class RunStatusWatch {
 
   /** Starts (or restarts) the silent interval: call on every sign of life from the run owner. */
   touch(): void {
-    if (this.#stopped) return;
-    if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => void this.#check(), this.#ports.intervalMs);
-      this.#timer.unref();
-    } else {
-      this.#timer.refresh();
+    const phase = this.#phase;
+    switch (phase.kind) {
+      case "idle": {
+        const timer = setTimeout(() => void this.#check(), this.#ports.intervalMs);
+        timer.unref();
+        this.#phase = { kind: "waiting", timer };
+        return;
+      }
+      case "waiting":
+        phase.timer.refresh();
+        return;
+      case "stopped":
+        return;
+      default: {
+        const unreachable: never = phase;
+        throw new Error(`unknown watch phase ${JSON.stringify(unreachable)}`);
+      }
     }
   }
 
   stop(): void {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
+    if (this.#phase.kind === "waiting") clearTimeout(this.#phase.timer);
+    this.#phase = { kind: "stopped" };
+  }
+
+  /** A method, not a narrowed field read: stop() may come while the store is read. */
+  #stopped(): boolean {
+    return this.#phase.kind === "stopped";
   }
 
   async #check(): Promise<void> {
-    this.#timer = undefined;
-    if (this.#stopped) return;
+    if (this.#stopped()) return;
+    this.#phase = { kind: "idle" };
     const { runId, log } = this.#ports;
     let record: RunRecord | undefined;
     try {
@@ -58,7 +81,7 @@ export class RunStatusWatch {
     } catch (error) {
       log.warn({ err: error }, "run status check failed; trying again later");
     }
-    if (this.#stopped) return;
+    if (this.#stopped()) return;
     const terminal = record === undefined ? undefined : terminalOfRecord(record);
     if (record !== undefined && terminal !== undefined) {
       log.warn({ status: RunStatus[record.status] }, "run ended in the store without a terminal state event reaching this session");

@@ -1,8 +1,8 @@
 /** What every session of one factory shares: deps, prompt assets, store client, stream setup. */
 import { ensureRunStreams } from "@byok/platform";
+import { StoreClient } from "@byok/store-client";
 import { PromptAssets } from "../prompting/prompt-assets.ts";
 import type { SessionDeps } from "./deps.ts";
-import { createStoreClient, type StoreClient } from "./store-client.ts";
 import { BusPublishError } from "./run-bus.ts";
 
 export interface SessionServices {
@@ -18,7 +18,7 @@ export function createSessionServices(deps: SessionDeps): SessionServices {
   return {
     deps,
     prompts: new PromptAssets(deps.promptDir),
-    store: createStoreClient(deps.nc, deps.names, deps.timeouts.storeMs),
+    store: new StoreClient(deps.nc, deps.names, { timeoutMs: deps.timeouts.storeMs }),
     ensureStreams() {
       streams ??= ensureRunStreams(deps.nc, deps.names).catch((cause: unknown) => {
         streams = undefined;

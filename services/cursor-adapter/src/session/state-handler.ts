@@ -11,15 +11,12 @@
 import { CommitCause, type ExecuteToolRound, type RunTerminal, type StateCommitted, type StateEvent } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
-import { BlobNotSyncedError } from "../checkpoint/client-blobs.ts";
 import type { ConversationProjection } from "../checkpoint/conversation-projection.ts";
-import { KvError } from "../checkpoint/kv-channel.ts";
 import type { EventFrames } from "../interaction/event-frames.ts";
 import type { EndOutcome } from "../transport/session-port.ts";
-import { cancelledOutcome, endOutcomeOf, failureMessage, type SessionFailure } from "./failures.ts";
+import { cancelledOutcome, endOutcomeOf, failureMessage, sessionFailureOf, type SessionFailure } from "./failures.ts";
 import type { StateAckInit } from "./run-bus.ts";
-import { StoreCallError } from "./store-client.ts";
-import { RoundCommitError, type ToolRoundCommits } from "./tool-round-commits.ts";
+import type { ToolRoundCommits } from "./tool-round-commits.ts";
 import type { ToolRoundDriver } from "./tool-round-driver.ts";
 
 export interface StateHandlerPorts {
@@ -28,8 +25,10 @@ export interface StateHandlerPorts {
   driver: ToolRoundDriver;
   rounds: ToolRoundCommits;
   send(message: agent.AgentServerMessage): void;
-  /** Ends the Cursor stream; `byTerminal` = the run owner already finished the run. */
-  end(outcome: EndOutcome, byTerminal: boolean): void;
+  /** Ends the Cursor stream after the run owner finished the run (a terminal). */
+  endByTerminal(outcome: EndOutcome): void;
+  /** Ends the Cursor stream because this side failed; the run owner is told to stop. */
+  fail(failure: SessionFailure): void;
   ended(): boolean;
   log: Logger;
 }
@@ -99,10 +98,10 @@ export class StateHandler {
       if (framed.kind === "rejected") return { ok: false, error: framed.error };
       messages = framed.messages;
     } catch (error) {
-      const failure = projectionFailure(error);
-      if (failure === undefined) throw error;
-      this.#ports.log.warn({ err: error, cause: CommitCause[committed.cause] }, "client state could not be projected");
-      this.#ports.end(endOutcomeOf(failure), false);
+      // The checkpoint cannot go out, so the run cannot go on: end it here, and tell the owner why.
+      const failure = sessionFailureOf(error);
+      this.#ports.log.warn({ err: error, cause: CommitCause[committed.cause], failure: failure.kind }, "client state could not be projected");
+      this.#ports.fail(failure);
       return { ok: false, error: failureMessage(failure) };
     }
     // A cancel that won the race discards the not-yet-published checkpoints.
@@ -147,17 +146,17 @@ export class StateHandler {
       case "completed": {
         const repeat = this.#ports.projection.repeatSettledFrame();
         if (repeat !== undefined) this.#ports.send(repeat);
-        this.#ports.end({ kind: "ok" }, true);
+        this.#ports.endByTerminal({ kind: "ok" });
         break;
       }
       case "failed":
-        this.#ports.end(endOutcomeOf({ kind: "run_failed", failed: outcome.value }), true);
+        this.#ports.endByTerminal(endOutcomeOf({ kind: "run_failed", failed: outcome.value }));
         break;
       case "cancelled":
-        this.#ports.end(cancelledOutcome(outcome.value.reason), true);
+        this.#ports.endByTerminal(cancelledOutcome(outcome.value.reason));
         break;
       case undefined:
-        this.#ports.end(endOutcomeOf({ kind: "internal", message: "the run ended without an outcome" }), true);
+        this.#ports.endByTerminal(endOutcomeOf({ kind: "internal", message: "the run ended without an outcome" }));
         break;
       default: {
         const unreachable: never = outcome;
@@ -166,12 +165,4 @@ export class StateHandler {
     }
     return { ok: true };
   }
-}
-
-/** Failures of projecting a commit that end the run (anything else is a bug and answered as not ok). */
-function projectionFailure(error: unknown): SessionFailure | undefined {
-  if (error instanceof KvError || error instanceof BlobNotSyncedError) return { kind: "client_blob", message: error.message };
-  if (error instanceof StoreCallError) return { kind: "store", message: error.message };
-  if (error instanceof RoundCommitError) return { kind: "internal", message: error.message };
-  return undefined;
 }

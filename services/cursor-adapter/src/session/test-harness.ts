@@ -13,6 +13,7 @@ import {
   busNames,
   ClientCommandSchema,
   ClientEventSchema,
+  parseRunId,
   StateAckSchema,
   StateEventSchema,
   STORE_OPERATIONS,
@@ -25,10 +26,11 @@ import {
   PreparedRunSchema,
 } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
-import { busRequest, ensureRunStreams, parseGatewayConfig, silentLogger, type ModelConfig } from "@byok/platform";
+import { busRequest, ensureRunStreams, parseGatewayConfig, Registry, silentLogger, type ModelConfig } from "@byok/platform";
 import { loadConfig as loadStoreConfig, startStore, type RunningStore } from "@byok/store";
-import { createTestBus, createTestDatabase, waitFor } from "../../../../tests/support/infra.ts";
+import { createTestBus, createTestDatabase, waitFor } from "@byok/test-support/infra";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
+import { createCursorAdapterMetrics } from "../metrics.ts";
 import type { EndOutcome, RunSession, RunSessionFactory, ServerStream } from "../transport/session-port.ts";
 import type { SessionTimeouts } from "./deps.ts";
 import { createRunSessionFactory } from "./factory.ts";
@@ -176,7 +178,8 @@ export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {})
     log: silentLogger(),
     models: TEST_MODELS,
     promptDir: PROMPT_DIR,
-    timeouts: { storeMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000, runStatusCheckMs: 30_000, ...timeouts },
+    timeouts: { storeMs: 5_000, publishDeadlineMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000, runStatusCheckMs: 30_000, ...timeouts },
+    metrics: createCursorAdapterMetrics(new Registry(), { activeRuns: () => 0, openRunSseStreams: () => 0 }),
   });
   const taken = new Map<string, PreparedRun>();
 
@@ -215,14 +218,14 @@ export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {})
       );
     },
     event(runId, seq, event, modelCallIndex = 0) {
-      conn.publish(names.runEvents(runId), toBinary(ClientEventSchema, create(ClientEventSchema, { seq: BigInt(seq), modelCallIndex, event })));
+      conn.publish(names.runEvents(parseRunId(runId)), toBinary(ClientEventSchema, create(ClientEventSchema, { seq: BigInt(seq), modelCallIndex, event })));
     },
     state(runId, event) {
-      return busRequest(conn, names.runState(runId), StateEventSchema, { event }, StateAckSchema, { timeoutMs: 10_000 });
+      return busRequest(conn, names.runState(parseRunId(runId)), StateEventSchema, { event }, StateAckSchema, { timeoutMs: 10_000 });
     },
     async lastCommand(runId) {
       try {
-        const stored = await jsm.streams.getMessage(names.commandsStream, { last_by_subj: names.runCommands(runId) });
+        const stored = await jsm.streams.getMessage(names.commandsStream, { last_by_subj: names.runCommands(parseRunId(runId)) });
         if (!stored) return undefined;
         return fromBinary(ClientCommandSchema, stored.data);
       } catch {

@@ -11,18 +11,18 @@
 import type { StateCommitted } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
+import type { StoreClient } from "@byok/store-client";
 import type { ConversationProjection } from "../checkpoint/conversation-projection.ts";
 import { resultOrder, RoundLedger, roundMessagesFromHistory } from "../checkpoint/round-projection.ts";
 import type { RunToolSetup } from "../request/prepare-run.ts";
-import { buildPendingToolCallsJson } from "../tools/index.ts";
-import type { StoreClient } from "./store-client.ts";
+import { buildPendingToolCallsJson } from "../tools/pending-calls.ts";
 import type { ToolRoundDriver } from "./tool-round-driver.ts";
 
 export interface ToolRoundCommitPorts {
   projection: ConversationProjection;
   driver: ToolRoundDriver;
   setup: RunToolSetup;
-  store: StoreClient;
+  store: Pick<StoreClient, "revisionMessages">;
   /** Thinking durations of the latest model call. */
   thinkingDurations(): readonly number[];
   log: Logger;

@@ -16,16 +16,10 @@ import type { agent, tools } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { interactionMessage } from "../interaction/update-message.ts";
 import type { RunToolSetup } from "../request/prepare-run.ts";
-import {
-  planToolCall,
-  toolCallCompletedUpdate,
-  toolCallDeltaUpdate,
-  toolCallStartedUpdate,
-  withReadPaths,
-  type ToolInteractionUpdate,
-  type ToolOutcome,
-  type ToolPlanContext,
-} from "../tools/index.ts";
+import { toolCallCompletedUpdate, toolCallDeltaUpdate, toolCallStartedUpdate, type ToolInteractionUpdate } from "../tools/cards.ts";
+import { withReadPaths } from "../tools/files.ts";
+import { planToolCall } from "../tools/plan-tool-call.ts";
+import type { ToolOutcome, ToolPlanContext } from "../tools/types.ts";
 import type { ExecWire, WireProgress } from "./exec-wire.ts";
 import type { ToolResultInit } from "./run-bus.ts";
 

@@ -7,8 +7,8 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { MessageSchema, type AssistantMessage, type ToolCallPart } from "@byok/contracts";
-import { importRoot } from "../projection/root-import.ts";
-import { rootJsonOf } from "../projection/root-json.ts";
+import { importRoot } from "../root-codec/root-import.ts";
+import { rootJsonOf } from "../root-codec/root-json.ts";
 import { isJsonObject } from "./tool-args.ts";
 
 export interface PendingToolCallsInput {

@@ -6,7 +6,7 @@
  * The exec/interaction payload unions mirror, case for case, the oneofs that
  * agent.proto wires to tools.proto (see proto/cursor/agent/v1/TOOLS-WIRING.md),
  * so `ExecServerMessage.message = request` and `exec.onReply(clientMessage.message)`
- * type-check once the wiring lands.
+ * type-check without casts.
  */
 import type { tools } from "@byok/cursor-protocol";
 import type { McpRoutes } from "./mcp-routes.ts";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
-import type { MemberStoreClient, StoreCallOutcome, UsageFilter } from "../member-store.ts";
+import { StoreFailure, type UsageFilter } from "@byok/store-client";
+import type { MemberStoreClient } from "../member-store.ts";
 import { runAdminCommand } from "./admin.ts";
 
 /**
@@ -14,27 +15,24 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberStoreClient & { usa
   const usageFilters: UsageFilter[] = [];
   return {
     usageFilters,
-    async usage(filter) {
+    async memberUsage(filter) {
       usageFilters.push(filter);
-      if (filter.since === "bad") return { kind: "failed", message: "store: since is not an RFC 3339 timestamp" };
-      return { kind: "ok", value: usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId) };
+      if (filter.since === "bad") throw new StoreFailure("invalid", "member.usage", "since is not an RFC 3339 timestamp");
+      return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
     },
-    async verifyKey() {
-      return { kind: "unknown" };
-    },
-    async create(name): Promise<StoreCallOutcome<{ member: MemberRecord; key: string }>> {
+    async createMember(name) {
       const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
       members.set(member.memberId, member);
-      return { kind: "ok", value: { member, key: `key-${member.memberId}` } };
+      return { member, key: `key-${member.memberId}` };
     },
-    async revoke(memberId) {
+    async revokeMember(memberId) {
       const m = members.get(memberId);
-      if (!m) return { kind: "not_found", message: `no member ${memberId}` };
+      if (!m) throw new StoreFailure("not_found", "member.revoke", `no member ${memberId}`);
       m.revokedAt = "2026-01-02T00:00:00Z";
-      return { kind: "ok", value: m };
+      return m;
     },
-    async list(includeRevoked) {
-      return { kind: "ok", value: [...members.values()].filter((m) => includeRevoked || !m.revokedAt) };
+    async listMembers(includeRevoked) {
+      return [...members.values()].filter((m) => includeRevoked || !m.revokedAt);
     },
   };
 }
@@ -58,7 +56,7 @@ describe("admin command", () => {
     expect((await run(client, "list", "--all")).out).toContain("m1\talice");
     const missing = await run(client, "revoke", "m9");
     expect(missing.code).toBe(1);
-    expect(missing.err).toMatch(/not found/);
+    expect(missing.err).toBe("not found: no member m9\n");
   });
 
   it("prints usage for anything else", async () => {
@@ -125,7 +123,7 @@ describe("admin command", () => {
       expect((await run(memoryMembers(), "usage")).out).toBe("no runs\n");
       const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
       expect(rejected.code).toBe(1);
-      expect(rejected.err).toMatch(/failed: store: since is not an RFC 3339 timestamp/);
+      expect(rejected.err).toBe("failed: store member.usage: invalid: since is not an RFC 3339 timestamp\n");
     });
   });
 });

@@ -7,8 +7,9 @@
 import { parseArgs } from "node:util";
 import { busNames, type MemberRecord } from "@byok/contracts";
 import { connectNats, silentLogger } from "@byok/platform";
+import { StoreFailure } from "@byok/store-client";
 import type { EdgeProxyConfig } from "../config.ts";
-import { memberStoreClient, type MemberStoreClient, type StoreCallOutcome } from "../member-store.ts";
+import { memberStoreClient, type MemberStoreClient } from "../member-store.ts";
 import type { CliIo } from "./setup.ts";
 import { formatUsageTable } from "./usage-table.ts";
 
@@ -37,10 +38,17 @@ function describe(m: MemberRecord): string {
   return `${m.memberId}\t${m.name}\tcreated ${m.createdAt}${m.revokedAt ? `\trevoked ${m.revokedAt}` : ""}`;
 }
 
-function failed<T>(outcome: StoreCallOutcome<T>, io: CliIo): outcome is Exclude<StoreCallOutcome<T>, { kind: "ok" }> {
-  if (outcome.kind === "ok") return false;
-  io.err(`${outcome.kind === "not_found" ? "not found" : "failed"}: ${outcome.message}\n`);
-  return true;
+type Attempt<T> = { readonly kind: "ok"; readonly value: T } | { readonly kind: "failed" };
+
+/** One store call; a StoreFailure is printed ("not found: ..." or "failed: ...") instead of thrown. */
+async function attempt<T>(call: () => Promise<T>, io: CliIo): Promise<Attempt<T>> {
+  try {
+    return { kind: "ok", value: await call() };
+  } catch (error) {
+    if (!(error instanceof StoreFailure)) throw error;
+    io.err(error.kind === "not_found" ? `not found: ${error.detail}\n` : `failed: ${error.message}\n`);
+    return { kind: "failed" };
+  }
 }
 
 /** Runs one admin command against `client`; returns the exit code. */
@@ -62,8 +70,8 @@ export async function runAdminCommand(args: readonly string[], client: MemberSto
   switch (command) {
     case "create": {
       if (!argument) break;
-      const outcome = await client.create(argument);
-      if (failed(outcome, io)) return 1;
+      const outcome = await attempt(() => client.createMember(argument), io);
+      if (outcome.kind === "failed") return 1;
       io.out(
         [
           `member ${outcome.value.member.memberId} (${outcome.value.member.name}) created.`,
@@ -76,22 +84,22 @@ export async function runAdminCommand(args: readonly string[], client: MemberSto
     }
     case "revoke": {
       if (!argument) break;
-      const outcome = await client.revoke(argument);
-      if (failed(outcome, io)) return 1;
+      const outcome = await attempt(() => client.revokeMember(argument), io);
+      if (outcome.kind === "failed") return 1;
       io.out(`revoked: ${describe(outcome.value)}\n`);
       return 0;
     }
     case "list": {
       if (argument) break;
-      const outcome = await client.list(all);
-      if (failed(outcome, io)) return 1;
+      const outcome = await attempt(() => client.listMembers(all), io);
+      if (outcome.kind === "failed") return 1;
       io.out(outcome.value.length === 0 ? "no members\n" : `${outcome.value.map(describe).join("\n")}\n`);
       return 0;
     }
     case "usage": {
       if (argument) break;
-      const outcome = await client.usage({ memberId: member, since: rangeBound(since), until: rangeBound(until) });
-      if (failed(outcome, io)) return 1;
+      const outcome = await attempt(() => client.memberUsage({ memberId: member, since: rangeBound(since), until: rangeBound(until) }), io);
+      if (outcome.kind === "failed") return 1;
       io.out(formatUsageTable(outcome.value));
       return 0;
     }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../config.ts";
+import { loadCommandConfig } from "../config.ts";
 import { cursorSettings, runSetup } from "./setup.ts";
 
 const dirs: string[] = [];
@@ -29,7 +29,7 @@ describe("setup", () => {
   it("prints the settings and writes the team CA certificate", async () => {
     const dir = mkdtempSync(join(tmpdir(), "edge-setup-"));
     dirs.push(dir);
-    const config = loadConfig({ CA_DIR: join(dir, "ca"), PROXY_PORT: "3128" });
+    const config = loadCommandConfig({ CA_DIR: join(dir, "ca"), PROXY_PORT: "3128" });
     const c = capture();
     const code = await runSetup(["--key", "secret-key", "--name", "alice", "--out", join(dir, "team-ca.crt")], config, c.io);
     expect(code).toBe(0);
@@ -44,10 +44,10 @@ describe("setup", () => {
     const dir = mkdtempSync(join(tmpdir(), "edge-setup-"));
     dirs.push(dir);
     const c = capture();
-    expect(await runSetup([], loadConfig({ CA_DIR: join(dir, "ca") }), c.io)).toBe(2);
+    expect(await runSetup([], loadCommandConfig({ CA_DIR: join(dir, "ca") }), c.io)).toBe(2);
     expect(c.err()).toMatch(/--key is required/);
     const d = capture();
-    expect(await runSetup(["--key", "k"], loadConfig({ CA_DIR: join(dir, "ca"), PROXY_HOST: "0.0.0.0" }), d.io)).toBe(2);
+    expect(await runSetup(["--key", "k"], loadCommandConfig({ CA_DIR: join(dir, "ca"), PROXY_HOST: "0.0.0.0" }), d.io)).toBe(2);
     expect(d.err()).toMatch(/--proxy-url/);
   });
 });

@@ -7,8 +7,8 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "../../../../tests/support/infra.ts";
-import { providerFixture } from "../../../../tests/support/mock-llm.ts";
+import { waitFor } from "@byok/test-support/infra";
+import { providerFixture } from "@byok/test-support/fixtures";
 import type { AccountingTicket, AdmissionDecision, CallAccounting, CallAdmission, CallUsage } from "../accounting/call-accounting.ts";
 import { expectationFor } from "../testing/fixture-oracle.ts";
 import { MEMBER_ID, ROUTES, startInboundKit, type InboundKit } from "../testing/inbound-kit.ts";

@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Logger } from "@byok/platform";
 import type { CallUsage } from "../accounting/call-accounting.ts";
 import type { BoundAdapter } from "../adapters/adapter.ts";
+import type { ModelCallObserver } from "../metrics.ts";
 import type { RetryPolicy } from "../retry.ts";
 import type { Route } from "../routes.ts";
 import type { ClientFormat } from "./client-format.ts";
@@ -29,7 +30,10 @@ export interface InboundCall {
   readonly signal: AbortSignal;
   readonly log: Logger;
   readonly policy: RetryPolicy;
+  /** Date.now() when the request arrived. */
   readonly started: number;
+  /** Timings for the metrics (metrics.ts), set once the call is admitted. */
+  readonly observer?: ModelCallObserver;
 }
 
 export interface CallResult {

@@ -23,10 +23,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@byok/platform";
 import type { AdmissionDecision, CallAccounting, CallUsage } from "../accounting/call-accounting.ts";
-import type { CallMetrics, CallPath } from "../accounting/call-metrics.ts";
+import type { CallPath } from "../accounting/call-metrics.ts";
 import { estimateJsonTokens } from "../accounting/estimate-tokens.ts";
 import type { BoundAdapter } from "../adapters/adapter.ts";
 import type { InboundConfig } from "../config.ts";
+import type { ProviderGatewayMetrics } from "../metrics.ts";
 import { GATEWAY_SHUTDOWN } from "../model-call.ts";
 import { DEFAULT_BACKOFF, type RetryPolicy } from "../retry.ts";
 import { InboundError } from "./client-errors.ts";
@@ -46,7 +47,8 @@ export interface InboundServerOptions {
   readonly adapters: ReadonlyMap<string, BoundAdapter>;
   readonly memberKeys: MemberKeys;
   readonly accounting: CallAccounting;
-  readonly metrics: CallMetrics;
+  /** The gateway's series (metrics.ts): calls, timings, tokens, limit rejections. */
+  readonly metrics: ProviderGatewayMetrics;
   readonly replay: ReplayStore;
   readonly log: Logger;
   readonly maxRetryAfterMs: number;
@@ -112,6 +114,7 @@ export async function startInboundServer(options: InboundServerOptions): Promise
 
 async function handle(options: InboundServerOptions, byName: ReadonlyMap<string, BoundAdapter>, req: IncomingMessage, res: ServerResponse, controller: AbortController): Promise<void> {
   const started = Date.now();
+  const receivedAt = performance.now();
   const url = new URL(req.url ?? "/", "http://inbound");
   const endpoint = endpointOf(req.method ?? "GET", url.pathname);
   // Before the body says otherwise: Anthropic clients send anthropic-version and use /v1/messages.
@@ -151,7 +154,7 @@ async function handle(options: InboundServerOptions, byName: ReadonlyMap<string,
     checkShape(format, body);
     const stream = body["stream"] === true;
     const call = inboundCall({ format, adapter, body, stream, model, memberId, requestId, req, res, signal: controller.signal, log, policy, started });
-    await modelCall(options, call);
+    await modelCall(options, call, receivedAt);
   } catch (error) {
     if (!(error instanceof InboundError)) throw error;
     log.info({ status: error.status, reason: error.message, duration_ms: Date.now() - started }, "inbound request refused");
@@ -159,7 +162,7 @@ async function handle(options: InboundServerOptions, byName: ReadonlyMap<string,
   }
 }
 
-async function modelCall(options: InboundServerOptions, call: InboundCall): Promise<void> {
+async function modelCall(options: InboundServerOptions, call: InboundCall, receivedAt: number): Promise<void> {
   const { route } = call;
   const clientKind = clientKindOf(call.format);
   const path: CallPath = route.kind === call.format ? "same-shape" : "translated";
@@ -185,6 +188,7 @@ async function modelCall(options: InboundServerOptions, call: InboundCall): Prom
     case "admitted":
       break;
     case "rejected":
+      options.metrics.recordLimitRejection(decision.limit);
       throw new InboundError("rate_limit", decision.message, { code: decision.limit, retryAfterMs: decision.retryAfterMs });
     case "forbidden":
       throw new InboundError("permission", decision.message, { param: "model", code: "model_not_allowed" });
@@ -194,9 +198,10 @@ async function modelCall(options: InboundServerOptions, call: InboundCall): Prom
     }
   }
   options.metrics.callStarted(metric);
+  const observed: InboundCall = { ...call, observer: options.metrics.modelCall(route.id, receivedAt) };
   let result: CallResult = { outcome: "failed", usage: undefined, firstByteMs: undefined };
   try {
-    result = path === "same-shape" ? await relaySameShape(call) : await translateCall(call, options.replay);
+    result = path === "same-shape" ? await relaySameShape(observed) : await translateCall(observed, options.replay);
   } finally {
     const usage: CallUsage | undefined = result.usage;
     options.accounting.settle(decision.ticket, usage).catch((error: unknown) => call.log.error({ err: error }, "call accounting failed to settle the call"));

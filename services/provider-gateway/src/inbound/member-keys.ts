@@ -1,17 +1,15 @@
 /**
  * Member keys for the HTTP front: the key a client sends (Authorization:
- * Bearer, or x-api-key) is verified by the store's member.verify operation
- * over the bus, the same check the edge proxy makes for Cursor. A verified key
+ * Bearer, or x-api-key) is verified by the store's member.verify operation,
+ * the same check the edge proxy makes for Cursor. A verified key
  * is remembered for `cacheMs` (by its SHA-256, never the key itself), so the
  * hot path does not ask the store on every request: a revoked key stops
  * working after at most that long. Unknown keys are never remembered.
  *
- * `MemberKeys` is the seam: swap `storeMemberKeys` for the shared store
- * client's verify once that exists.
+ * The store is reached through the shared store client (@byok/store-client).
  */
 import { createHash } from "node:crypto";
-import { STORE_OPERATIONS, StoreErrorKind, type BusNames } from "@byok/contracts";
-import { BusError, busRequest, type NatsConnection } from "@byok/platform";
+import { StoreFailure, type StoreClient } from "@byok/store-client";
 
 export type MemberLookup = { readonly kind: "member"; readonly memberId: string } | { readonly kind: "unknown" } | { readonly kind: "unavailable"; readonly message: string };
 
@@ -19,22 +17,17 @@ export interface MemberKeys {
   verify(key: string): Promise<MemberLookup>;
 }
 
-/** member.verify over the bus. */
-export function storeMemberKeys(nc: NatsConnection, names: BusNames, timeoutMs: number): MemberKeys {
-  const op = STORE_OPERATIONS.verifyMemberKey;
+/** member.verify: an unknown or revoked key is `unknown`; any other store failure `unavailable`. */
+export function storeMemberKeys(store: Pick<StoreClient, "verifyMemberKey">): MemberKeys {
   return {
     async verify(key) {
-      let reply;
       try {
-        reply = await busRequest(nc, names.store(op.name), op.request, { key }, op.response, { timeoutMs });
+        const { memberId } = await store.verifyMemberKey(key);
+        return { kind: "member", memberId };
       } catch (error) {
-        if (error instanceof BusError) return { kind: "unavailable", message: `store ${error.kind}: ${error.message}` };
-        throw error;
+        if (!(error instanceof StoreFailure)) throw error;
+        return error.kind === "not_found" ? { kind: "unknown" } : { kind: "unavailable", message: error.message };
       }
-      if (reply.error !== undefined) {
-        return reply.error.kind === StoreErrorKind.NOT_FOUND ? { kind: "unknown" } : { kind: "unavailable", message: `store: ${reply.error.message || StoreErrorKind[reply.error.kind]}` };
-      }
-      return reply.memberId !== "" ? { kind: "member", memberId: reply.memberId } : { kind: "unavailable", message: "store: member.verify returned no member id" };
     },
   };
 }

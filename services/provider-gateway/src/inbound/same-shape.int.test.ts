@@ -8,7 +8,8 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerFixture, type MockEndpoint } from "../../../../tests/support/mock-llm.ts";
+import { providerFixture } from "@byok/test-support/fixtures";
+import type { MockEndpoint } from "@byok/test-support/mock-llm";
 import { readRecording } from "../replay/recording.ts";
 import { expectationFor } from "../testing/fixture-oracle.ts";
 import { MEMBER_KEY, ROUTES, startInboundKit, type InboundKit } from "../testing/inbound-kit.ts";

@@ -78,10 +78,19 @@ export async function relaySameShape(call: InboundCall, operation: PassThroughRe
   const request = sameShapeRequest(call, operation);
   const target = adapter.passThroughTarget(request);
   const body = JSON.stringify(request.body);
-  const opened = await openWithRetries((signal) => sendUpstream(target, body, signal, adapter.route.headersTimeoutMs), upstreamSendFailure, call.policy, call.signal, {
+  const opened = await openWithRetries(
+    (signal) => {
+      call.observer?.requestSent();
+      return sendUpstream(target, body, signal, adapter.route.headersTimeoutMs);
+    },
+    upstreamSendFailure,
+    call.policy,
+    call.signal,
+    {
     onRetry: (attempt, failure, delayMs) =>
       call.log.warn({ attempt, failure_kind: ModelFailureKind[failure.kind], http_status: failure.httpStatus, delay_ms: delayMs }, "retrying a relayed request before the first byte"),
-  });
+    },
+  );
   switch (opened.kind) {
     case "cancelled":
       if (call.signal.reason === GATEWAY_SHUTDOWN) sendError(res, format, new InboundError("unavailable", "the gateway is stopping; try again"));
@@ -169,7 +178,11 @@ function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: 
       res.end();
       resolve({ outcome: problem === undefined ? "ok" : ModelFailureKind[ModelFailureKind.TRUNCATED], usage: watch.usage, firstByteMs });
     };
-    upstream.on("data", (chunk: Buffer) => forward(decoder.write(chunk), chunk));
+    upstream.on("data", (chunk: Buffer) => {
+      call.observer?.bodyChunk();
+      forward(decoder.write(chunk), chunk);
+      call.observer?.contentSent();
+    });
     upstream.on("end", () => finish(undefined));
     upstream.on("error", (error) => finish(`the upstream stream broke: ${error.message}`, call.signal.aborted));
     upstream.on("close", () => {

@@ -12,7 +12,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderKind } from "@byok/platform";
-import { providerFixture } from "../../../../tests/support/mock-llm.ts";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { expectationFor } from "../testing/fixture-oracle.ts";
 import { ROUTES, startInboundKit, type InboundKit } from "../testing/inbound-kit.ts";
 

@@ -11,8 +11,8 @@ import OpenAI from "openai";
 import { STORE_OPERATIONS, StoreErrorKind } from "@byok/contracts";
 import { serveRequests, silentLogger, type GatewayConfig } from "@byok/platform";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { createTestBus, type TestBus } from "../../../../tests/support/infra.ts";
-import { startMockLlm, type MockLlm } from "../../../../tests/support/mock-llm.ts";
+import { createTestBus, type TestBus } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import type { CallAccounting } from "../accounting/call-accounting.ts";
 import { loadConfig } from "../config.ts";
 import { startProviderGateway, type ProviderGateway } from "../service.ts";
@@ -69,7 +69,7 @@ export async function startInboundKit(options: InboundKitOptions = {}): Promise<
     { log: silentLogger() },
   );
   await nc.flush();
-  const config = loadConfig({ NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, INBOUND_PORT: "0", KIT_PROVIDER_KEY: PROVIDER_KEY, ...options.env }, kitGatewayConfig(llm));
+  const config = loadConfig({ NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, INBOUND_PORT: "0", KIT_PROVIDER_KEY: PROVIDER_KEY, ...options.env }, () => JSON.stringify(kitGatewayConfig(llm)));
   const gateway = await startProviderGateway(config, {
     log: silentLogger(),
     backoff: { baseDelayMs: 10, maxDelayMs: 20 },

@@ -46,6 +46,7 @@ export async function translateCall(call: InboundCall, replay: ReplayStore): Pro
     call.adapter,
     request,
     (event) => {
+      call.observer?.published(event);
       assembly.add(event);
       switch (event.case) {
         case "start":
@@ -73,6 +74,7 @@ export async function translateCall(call: InboundCall, replay: ReplayStore): Pro
       log: call.log,
       maxRetryAfterMs: call.policy.maxRetryAfterMs,
       backoff: { baseDelayMs: call.policy.baseDelayMs, maxDelayMs: call.policy.maxDelayMs },
+      ...(call.observer === undefined ? {} : { observer: call.observer }),
     },
   );
   const result = { usage: callUsageOf(usage), firstByteMs };
