@@ -15,8 +15,10 @@
  * the time to the first token (first non-empty content delta) and to the last
  * byte, direct vs gateway and the added ms; then saturation throughput
  * (completed streamed requests per second at high concurrency for a fixed
- * time) with the CPU use of both processes, and one translated row (an
- * Anthropic client on the same chat route) for comparison.
+ * time) with the CPU use of both processes, the gateway's CPU time per
+ * request and the rate one fully used gateway core would carry at that cost,
+ * and one translated row (an Anthropic client on the same chat route) for
+ * comparison.
  *
  *   npm run bench -- inbound
  *
@@ -232,11 +234,20 @@ async function main(): Promise<void> {
       const self = process.cpuUsage(selfBefore);
       const selfPct = ((self.user + self.system) / 1e6 / wall) * 100;
       const childPct = ((cpuTicks(pid) - childBefore) / 100 / wall) * 100;
-      satRows.push([target.name, rate.toFixed(0), `${selfPct.toFixed(0)}%`, `${childPct.toFixed(0)}%`]);
+      const gatewayCpuMs = target === gateway && rate > 0 ? (childPct / 100 / rate) * 1000 : undefined;
+      satRows.push([
+        target.name,
+        rate.toFixed(0),
+        `${selfPct.toFixed(0)}%`,
+        `${childPct.toFixed(0)}%`,
+        gatewayCpuMs === undefined ? "-" : gatewayCpuMs.toFixed(3),
+        gatewayCpuMs === undefined ? "-" : (1000 / gatewayCpuMs).toFixed(0),
+      ]);
     }
     console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each`);
-    console.log(renderTable(["target", "requests/s", "client+mock CPU", "gateway CPU"], satRows));
-    console.log("(numbers only; the client and the mock share one process and core, so the gateway rate is bounded by theirs)");
+    console.log(renderTable(["target", "requests/s", "client+mock CPU", "gateway CPU", "gateway CPU ms/req", "req/s per gateway core"], satRows));
+    console.log("(numbers only; the client and the mock share one process and core, so the gateway rate is bounded by theirs;");
+    console.log(" on a shared, loaded machine the CPU per request and the rate one gateway core would carry are the steadier figures)");
     console.log(`load average at the end: ${machineContext().loadAverage}`);
   } finally {
     child.kill("SIGTERM");

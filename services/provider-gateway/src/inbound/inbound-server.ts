@@ -147,13 +147,13 @@ async function handle(options: InboundServerOptions, byName: ReadonlyMap<string,
     if (endpoint.kind === "count-tokens") {
       format = "anthropic";
       checkShape("anthropic", body);
-      const call = inboundCall({ format, adapter, body, stream: false, model, memberId, requestId, req, res, signal: controller.signal, log, policy, started });
+      const call = inboundCall({ format, adapter, body, stream: false, model, memberId, requestId, req, query: url.searchParams, res, signal: controller.signal, log, policy, started });
       await countTokens(call);
       return;
     }
     checkShape(format, body);
     const stream = body["stream"] === true;
-    const call = inboundCall({ format, adapter, body, stream, model, memberId, requestId, req, res, signal: controller.signal, log, policy, started });
+    const call = inboundCall({ format, adapter, body, stream, model, memberId, requestId, req, query: url.searchParams, res, signal: controller.signal, log, policy, started });
     await modelCall(options, call, receivedAt);
   } catch (error) {
     if (!(error instanceof InboundError)) throw error;
@@ -223,6 +223,7 @@ function inboundCall(init: {
   memberId: string;
   requestId: string;
   req: IncomingMessage;
+  query: URLSearchParams;
   res: ServerResponse;
   signal: AbortSignal;
   log: Logger;
@@ -239,7 +240,7 @@ function inboundCall(init: {
     memberId: init.memberId,
     requestId: init.requestId,
     headers: init.req.headers,
-    query: new URL(init.req.url ?? "/", "http://inbound").searchParams,
+    query: init.query,
     res: init.res,
     signal: init.signal,
     log: init.log.child({ member_id: init.memberId, model_id: init.adapter.route.id }),

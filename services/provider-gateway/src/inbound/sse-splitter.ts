@@ -40,7 +40,34 @@ export class SseSplitter {
   }
 }
 
+/** Fields are parsed on first use: a relay that only looks at a few events pays for those only. */
+class LazyEvent implements RawSseEvent {
+  readonly raw: string;
+  #fields: { event: string | undefined; data: string } | undefined;
+
+  constructor(raw: string) {
+    this.raw = raw;
+  }
+
+  get event(): string | undefined {
+    return this.#parsed().event;
+  }
+
+  get data(): string {
+    return this.#parsed().data;
+  }
+
+  #parsed(): { event: string | undefined; data: string } {
+    this.#fields ??= parseFields(this.raw);
+    return this.#fields;
+  }
+}
+
 function parseEvent(raw: string): RawSseEvent {
+  return new LazyEvent(raw);
+}
+
+function parseFields(raw: string): { event: string | undefined; data: string } {
   let event: string | undefined;
   const data: string[] = [];
   for (const line of raw.split(/\r\n|\n|\r/)) {
@@ -52,5 +79,5 @@ function parseEvent(raw: string): RawSseEvent {
     if (field === "data") data.push(value);
     else if (field === "event") event = value;
   }
-  return { raw, event, data: data.join("\n") };
+  return { event, data: data.join("\n") };
 }

@@ -44,6 +44,9 @@ function chatWatch(dropUsageChunk: boolean): StreamWatch {
   let ended = false;
   return {
     see(event) {
+      // Most chunks carry neither usage, an error nor [DONE]: decided on the raw text, unparsed.
+      const raw = event.raw;
+      if (!CHAT_USAGE.test(raw) && !raw.includes('"error"') && !raw.includes("[DONE]") && !raw.includes("event:")) return true;
       const data = event.data.trim();
       if (data === "[DONE]") {
         ended = true;
@@ -78,6 +81,8 @@ function responsesWatch(): StreamWatch {
   let ended = false;
   return {
     see(event) {
+      // Only the terminal events carry usage: the others are passed unparsed.
+      if (!event.raw.includes("response.completed") && !event.raw.includes("response.incomplete") && !event.raw.includes("response.failed") && !event.raw.includes("error")) return true;
       const type = event.event ?? /"type"\s*:\s*"([a-z_.]+)"/.exec(event.data)?.[1];
       if (type === undefined || !RESPONSES_TERMINALS.has(type)) return true;
       ended = true;
@@ -100,6 +105,8 @@ function anthropicWatch(): StreamWatch {
   let ended = false;
   return {
     see(event) {
+      const raw = event.raw;
+      if (!raw.includes("message_start") && !raw.includes("message_delta") && !raw.includes("message_stop") && !raw.includes("error")) return true;
       const type = event.event ?? /"type"\s*:\s*"([a-z_]+)"/.exec(event.data)?.[1];
       if (type === "message_stop" || type === "error") ended = true;
       if (type !== "message_start" && type !== "message_delta") return true;
