@@ -154,6 +154,13 @@ describe("responses, same shape", () => {
     expect(((kit.llm.requests.at(-1)?.body as Json)["input"] as Json[]).map((i) => i["type"] ?? i["role"])).toEqual(["user", "assistant", "user"]);
   });
 
+  it("answers an upstream rate limit before the first byte with 429 and its Retry-After", async () => {
+    kit.llm.enqueue({ kind: "error", endpoint: "openai-responses", status: 429, retryAfter: "2", body: { error: { message: "quota", type: "rate_limit_error", code: "rate_limit_exceeded" } } });
+    const error = await kit.openai().responses.create({ model: ROUTES.responses, input: "x", stream: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get("retry-after")).toBe("2");
+  });
+
   it("raises an in-stream error of the endpoint", async () => {
     kit.llm.enqueue({ kind: "fixture", file: providerFixture("openai-responses", "openai-gpt5nano-error-then-response-failed.jsonl") });
     const error = await kit.openai().responses.stream({ model: ROUTES.responses, input: "x" }).finalResponse().catch((e: unknown) => e);
@@ -184,6 +191,31 @@ describe("messages, same shape", () => {
     const message = await kit.anthropic({ authToken: MEMBER_KEY }).messages.stream({ model: "claude-sonnet-4-5-20250929", max_tokens: 1024, messages: [{ role: "user", content: "edit" }] }).finalMessage();
     expect(message.stop_reason).toBe("tool_use");
     expect(message.content.find((b) => b.type === "tool_use")).toMatchObject({ name: expectationFor("anthropic", file).toolCalls[0]?.name });
+  });
+
+  it("streams parallel tool_use blocks (a synthetic stream: no recording has two)", async () => {
+    const block = (index: number, id: string) => [
+      { type: "content_block_start", index, content_block: { type: "tool_use", id, name: "read_file", input: {} } },
+      { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: '{"path":' } },
+      { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: `"${id}.ts"}` } },
+      { type: "content_block_stop", index },
+    ];
+    kit.llm.enqueue({
+      kind: "chunks",
+      endpoint: "anthropic",
+      chunks: [
+        { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } },
+        ...block(0, "toolu_a"),
+        ...block(1, "toolu_b"),
+        { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 20 } },
+        { type: "message_stop" },
+      ],
+    });
+    const message = await kit.anthropic().messages.stream({ model: ROUTES.anthropic, max_tokens: 100, messages: [{ role: "user", content: "read both" }] }).finalMessage();
+    expect(message.content).toEqual([
+      { type: "tool_use", id: "toolu_a", name: "read_file", input: { path: "toolu_a.ts" } },
+      { type: "tool_use", id: "toolu_b", name: "read_file", input: { path: "toolu_b.ts" } },
+    ]);
   });
 
   it("raises an error event in the middle of the stream", async () => {

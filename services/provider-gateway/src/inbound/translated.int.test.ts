@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderKind } from "@byok/platform";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { expectationFor } from "../testing/fixture-oracle.ts";
+import { fixturePayloads } from "../testing/fixture-oracle.ts";
 import { ROUTES, startInboundKit, type InboundKit } from "../testing/inbound-kit.ts";
+import { SseSplitter } from "./sse-splitter.ts";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- SDK and recorded JSON
 
@@ -321,5 +323,39 @@ describe("translation details", () => {
   it("count_tokens on a route of another kind answers an estimate", async () => {
     const count = await kit.anthropic().messages.countTokens({ model: ROUTES.chat, system: "a".repeat(400), messages: [{ role: "user", content: "b".repeat(400) }] });
     expect(count.input_tokens).toBe(200);
+  });
+});
+
+describe("no buffering on the translated path", () => {
+  it("an Anthropic client on a chat route has the text of upstream event k while the mock holds event k+1, for every k", async () => {
+    const file = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+    const payloads = fixturePayloads(file);
+    const textAfter = (k: number): string =>
+      payloads
+        .slice(0, k)
+        .map((p) => (p["choices"]?.[0]?.delta?.content as string | undefined) ?? "")
+        .join("");
+    for (let k = 1; k < payloads.length; k++) {
+      const expected = textAfter(k);
+      const handle = kit.llm.enqueue({ kind: "fixture", file, holdAfterEvents: k });
+      const response = await kit.fetch("/v1/messages", { body: { model: ROUTES.chat, stream: true, max_tokens: 100, messages: [{ role: "user", content: "x" }] } });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const splitter = new SseSplitter();
+      const decoder = new TextDecoder();
+      let text = "";
+      await handle.held;
+      // The mock sent k events and waits; the text they carried must already be at the client.
+      while (text.length < expected.length) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended with ${JSON.stringify(text)} of ${JSON.stringify(expected)}`);
+        for (const event of splitter.push(decoder.decode(value, { stream: true }))) {
+          const data = JSON.parse(event.data) as Json;
+          if (data["type"] === "content_block_delta" && data["delta"]["type"] === "text_delta") text += data["delta"]["text"];
+        }
+      }
+      expect(text).toBe(expected);
+      handle.release();
+      while (!(await reader.read()).done);
+    }
   });
 });
