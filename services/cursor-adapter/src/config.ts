@@ -28,7 +28,7 @@ import type { SessionTimeouts } from "./session/deps.ts";
 /** The repository's prompt assets (the run session reads prompt/cursor/...). */
 const REPO_PROMPT_DIR = fileURLToPath(new URL("../../../prompt", import.meta.url));
 
-const envSchema = commonEnvSchema.extend({
+export const envSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
   ...metricsEnvSchema.shape,

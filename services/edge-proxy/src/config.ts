@@ -1,9 +1,8 @@
 /**
  * Edge proxy configuration: the environment (validated with zod) and, for the
  * proxy itself, the BYOK model ids of the team's gateway configuration file
- * (read through `readFile`, so tests need no file). The member commands
- * (setup, admin) need no gateway file: they take `loadCommandConfig(env)`.
- * Only main.ts passes `process.env` in.
+ * (read through `readFile`, so tests need no file). Only main.ts passes
+ * `process.env` in. (The member commands are the admin CLI's: services/admin.)
  */
 import { z } from "zod";
 import {
@@ -38,7 +37,7 @@ const originSchema = z
     message: "must be an http(s) origin without path or query, e.g. https://api2.cursor.sh",
   });
 
-const edgeProxyEnvSchema = commonEnvSchema.extend({
+export const edgeProxyEnvSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
   ...metricsEnvSchema.shape,
@@ -105,11 +104,6 @@ export interface EdgeProxyServiceConfig extends EdgeProxyConfig {
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): EdgeProxyServiceConfig {
   const e = parseEnv(edgeProxyEnvSchema, env, "edge-proxy");
   return { ...configOf(e), byokModelIds: readGatewayConfig(e.GATEWAY_CONFIG, readFile, "edge-proxy").models.map((m) => m.id) };
-}
-
-/** For the member commands (setup, admin): the environment only. */
-export function loadCommandConfig(env: Env): EdgeProxyConfig {
-  return configOf(parseEnv(edgeProxyEnvSchema, env, "edge-proxy"));
 }
 
 function configOf(e: z.infer<typeof edgeProxyEnvSchema>): EdgeProxyConfig {

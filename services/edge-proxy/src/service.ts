@@ -6,12 +6,13 @@
 import http from "node:http";
 import https from "node:https";
 import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { rootCertificates } from "node:tls";
 import type { Duplex } from "node:stream";
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
-import { loadOrCreateCa } from "./ca.ts";
+import { CA_CERT_FILE, loadOrCreateCa } from "./ca.ts";
 import type { EdgeProxyServiceConfig } from "./config.ts";
 import { createConnectHandler } from "./connect-handler.ts";
 import { Interceptor } from "./intercept.ts";
@@ -34,8 +35,10 @@ export interface EdgeProxy {
   readonly port: number;
   /** Proxy URL without credentials, e.g. http://127.0.0.1:8080. */
   readonly url: string;
-  /** The team CA certificate members install. */
+  /** The team CA certificate members install (also served at GET /ca.crt). */
   readonly caCertPem: string;
+  /** Absolute path of the team CA certificate file. */
+  readonly caCertFile: string;
   /** http://host:port of the ops listener (/metrics, /healthz), never the proxy port; undefined without METRICS_PORT. */
   readonly opsUrl: string | undefined;
   stop(): Promise<void>;
@@ -141,6 +144,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
     port,
     url: `http://${hostForUrl}:${port}`,
     caCertPem: ca.certPem,
+    caCertFile: resolve(join(config.caDir, CA_CERT_FILE)),
     opsUrl: ops.url,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -10,7 +10,6 @@ import {
   commonEnvSchema,
   envInt,
   envMs,
-  envPort,
   gatewayFileEnvSchema,
   metricsConfigFrom,
   metricsEnvSchema,
@@ -25,7 +24,7 @@ import {
 } from "@byok/platform";
 import { buildRoutes, type RouteTable } from "./routes.ts";
 
-const providerGatewayEnvSchema = commonEnvSchema.extend({
+export const providerGatewayEnvSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...metricsEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
@@ -35,8 +34,12 @@ const providerGatewayEnvSchema = commonEnvSchema.extend({
   PROVIDER_CALLER_PROBE_MS: envMs(5_000),
   /** A Retry-After longer than this (ms) is not waited for (the call fails instead). */
   PROVIDER_MAX_RETRY_AFTER_MS: envMs(60_000),
-  /** Port of the OpenAI/Anthropic-compatible HTTP front; unset = no HTTP front, 0 = any free port (tests). */
-  INBOUND_PORT: envPort(0).optional(),
+  /** Port of the OpenAI/Anthropic-compatible HTTP front (docs/inbound-api.md): unset or empty = no HTTP front, 0 = any free port. */
+  INBOUND_PORT: z.preprocess(
+    (v) => (typeof v === "string" && v.trim() === "" ? undefined : v),
+    z.string().trim().regex(/^[0-9]+$/, "must be a whole number").transform(Number).pipe(z.number().int().min(0).max(65_535)).optional(),
+  ),
+  /** Address the HTTP front listens on. */
   INBOUND_HOST: z.string().min(1).default("127.0.0.1"),
   /** How long (ms) a verified member key is trusted without asking the store again (a revoked key stops working after at most this). */
   INBOUND_KEY_CACHE_MS: envMs(30_000),

@@ -15,7 +15,7 @@ import {
   type MetricsConfig,
 } from "@byok/platform";
 
-const schema = commonEnvSchema.extend({
+export const schema = commonEnvSchema.extend({
   ...storeCallerEnvSchema.shape,
   ...metricsEnvSchema.shape,
   /** Name of this worker in logs (default: host + pid + random suffix). */

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { commonConfigOf, commonEnvSchema, envInt, metricsConfigFrom, metricsEnvSchema, parseEnv, type CommonConfig, type Env, type MetricsConfig } from "@byok/platform";
 
-const storeEnvSchema = commonEnvSchema.extend({
+export const storeEnvSchema = commonEnvSchema.extend({
   ...metricsEnvSchema.shape,
   /** The gateway's Postgres (the store is the only process that gets it). */
   DATABASE_URL: z.string().min(1, "DATABASE_URL is required (postgres://user@host:port/database)"),
