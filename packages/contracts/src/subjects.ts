@@ -23,6 +23,8 @@ export interface BusNames {
   providerCancel(callId: ProviderCallId): string;
   store(operation: string): string;
   readonly storeWildcard: string;
+  /** NATS KV bucket of the provider gateway's HTTP front: replay state its clients cannot carry. */
+  readonly inboundReplayBucket: string;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -50,6 +52,7 @@ export function busNames(prefix = "byok"): BusNames {
     providerCancel: (callId) => `${prefix}.provider.cancel.${callId.replace(/[^A-Za-z0-9_-]/g, "_")}`,
     store: (operation) => `${prefix}.store.${operation}`,
     storeWildcard: `${prefix}.store.>`,
+    inboundReplayBucket: `${upper}_INBOUND_REPLAY`,
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseGatewayConfig } from "./gateway-config.ts";
+import { webConfigSchema } from "./web-config.ts";
 
 const providers = {
   responses: { kind: "openai-responses", baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY" },
@@ -51,7 +52,7 @@ describe("subagentModel", () => {
       { providers, models: [model("big", { subagentModel: "small" }), model("small", { subagentModel: "disabled" }), model("plain")] },
       "test.json",
     );
-    expect(config.models.map((m) => m.subagentModel)).toEqual(["small", "disabled", "inherit"]);
+    expect(config.models.map((m) => m.subagentModel ?? "inherit")).toEqual(["small", "disabled", "inherit"]);
   });
 
   it("refuses a model id the file does not define, naming the model", () => {
@@ -63,9 +64,10 @@ describe("subagentModel", () => {
 
 describe("web", () => {
   it("has a fetch policy that refuses special-purpose networks by default and no search backend", () => {
-    const config = parseGatewayConfig(configWith({ provider: "chat" }), "test.json");
-    expect(config.web.fetch).toMatchObject({ enabled: true, allowHosts: ["*"], denyHosts: [], allowNetworks: [], maxRedirects: 5 });
-    expect(config.web.search).toBeUndefined();
+    expect(parseGatewayConfig(configWith({ provider: "chat" }), "test.json").web).toBeUndefined();
+    const web = webConfigSchema.parse({});
+    expect(web.fetch).toMatchObject({ enabled: true, allowHosts: ["*"], denyHosts: [], allowNetworks: [], maxRedirects: 5 });
+    expect(web.search).toBeUndefined();
   });
 
   it("normalizes host patterns and checks networks and the search backend", () => {
@@ -79,8 +81,8 @@ describe("web", () => {
       },
       "test.json",
     );
-    expect(config.web.fetch.allowHosts).toEqual(["docs.example.com", "*.example.org"]);
-    expect(config.web.search).toMatchObject({ kind: "searxng", maxResults: 8 });
+    expect(config.web?.fetch.allowHosts).toEqual(["docs.example.com", "*.example.org"]);
+    expect(config.web?.search).toMatchObject({ kind: "searxng", maxResults: 8 });
     for (const bad of [{ fetch: { allowNetworks: ["10.0.0.0/33"] } }, { fetch: { allowHosts: ["exa mple.com"] } }, { search: { kind: "bing", url: "http://x" } }]) {
       expect(() => parseGatewayConfig({ ...(configWith({ provider: "chat" }) as object), web: bad }, "test.json")).toThrow(/web\./);
     }

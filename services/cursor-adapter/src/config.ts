@@ -11,24 +11,29 @@ import {
   envMs,
   envPort,
   gatewayFileEnvSchema,
+  metricsConfigFrom,
+  metricsEnvSchema,
   parseEnv,
   readGatewayConfig,
   readTextFile,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
+  type MetricsConfig,
   type ModelConfig,
   type ReadTextFile,
   type WebConfig,
+  webConfigSchema,
 } from "@byok/platform";
 import type { SessionTimeouts } from "./session/deps.ts";
 
 /** The repository's prompt assets (the run session reads prompt/cursor/...). */
 const REPO_PROMPT_DIR = fileURLToPath(new URL("../../../prompt", import.meta.url));
 
-const envSchema = commonEnvSchema.extend({
+export const envSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
+  ...metricsEnvSchema.shape,
   /** Address the HTTP listener binds to. */
   HOST: z.string().min(1).default("127.0.0.1"),
   /** Port of the HTTP listener (0 = any free port). */
@@ -63,6 +68,8 @@ export interface CursorAdapterConfig extends CommonConfig {
   readonly endGraceMs: number;
   readonly promptDir: string;
   readonly timeouts: SessionTimeouts;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): CursorAdapterConfig {
@@ -73,7 +80,7 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Cur
     host: e.HOST,
     port: e.PORT,
     models: gateway.models,
-    web: gateway.web,
+    web: gateway.web ?? webConfigSchema.parse({}),
     heartbeatMs: e.HEARTBEAT_MS,
     runWaitMs: e.RUN_WAIT_MS,
     endGraceMs: e.END_GRACE_MS,
@@ -85,5 +92,6 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Cur
       kvGetMs: e.KV_GET_TIMEOUT_MS,
       runStatusCheckMs: e.RUN_STATUS_CHECK_MS,
     },
+    metrics: metricsConfigFrom(e),
   };
 }

@@ -3,7 +3,7 @@
  * file loader (tests, the supervisor): model settings that do not fit the
  * provider kind stop start-up with an error naming the model.
  */
-import { webConfigSchema, type GatewayConfig, type ModelConfig } from "@byok/platform";
+import type { GatewayConfig, ModelConfig } from "@byok/platform";
 import { describe, expect, it } from "vitest";
 import { buildRoutes } from "./routes.ts";
 
@@ -13,9 +13,8 @@ function configWith(kind: GatewayConfig["providers"][string]["kind"], model: Par
   return {
     providers: { team: { kind, baseUrl: "https://api.openai.com/v1", apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 1000 } },
     models: [
-      { id: "team-model", displayName: "Team model", provider: "team", upstreamModel: "o3-mini", contextWindow: 1000, efforts: [], supportsThinking: true, supportsImages: false, replayReasoningContent: false, subagentModel: "inherit", ...model },
+      { id: "team-model", displayName: "Team model", provider: "team", upstreamModel: "o3-mini", contextWindow: 1000, efforts: [], supportsThinking: true, supportsImages: false, replayReasoningContent: false, ...model },
     ],
-    web: webConfigSchema.parse({}),
   };
 }
 

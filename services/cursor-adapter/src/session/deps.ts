@@ -4,6 +4,7 @@
  */
 import type { BusNames } from "@byok/contracts";
 import type { Logger, ModelConfig, NatsConnection, WebConfig } from "@byok/platform";
+import type { CursorAdapterMetrics } from "../metrics.ts";
 import type { PageConverter } from "../web/markdown-pool.ts";
 
 export interface SessionTimeouts {
@@ -36,4 +37,5 @@ export interface SessionDeps {
   /** Directory holding the Cursor prompt assets (prompt/cursor in the repo). */
   promptDir: string;
   timeouts: SessionTimeouts;
+  metrics: CursorAdapterMetrics;
 }

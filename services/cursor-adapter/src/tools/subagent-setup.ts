@@ -22,7 +22,7 @@ export interface SubagentSetup {
 
 /** The child model for runs on `model`; undefined when the policy disables sub-agents. */
 export function subagentModelOf(model: ModelConfig): string | undefined {
-  const policy = model.subagentModel;
+  const policy = model.subagentModel ?? "inherit";
   if (policy === "disabled") return undefined;
   if (policy === "inherit") return model.id;
   return policy;
