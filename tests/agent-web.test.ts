@@ -155,7 +155,8 @@ describe("web tools end to end", () => {
     enqueueChat(gw, {
       id: "chatcmpl-web-res-1",
       calls: [
-        { id: "call_res_fetch", name: "WebFetch", args: { url: `${web.origin}/docs` } },
+        // Arguments as the model wrote them (spaced): the resumed round must recognise the same call.
+        { id: "call_res_fetch", name: "WebFetch", args: `{ "url": "${web.origin}/docs" }` },
         { id: "call_res_read", name: "Read", args: { path: "/home/dev/project/notes.md" } },
       ],
     });

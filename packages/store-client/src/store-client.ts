@@ -166,9 +166,12 @@ export class StoreClient {
     return this.call("commitToolResult", request);
   }
 
-  /** tool_result.find: a result some run of the conversation committed for `callId`; undefined when none. */
-  async findToolResult(conversationId: ConversationId, callId: string): Promise<{ content: string; isError: boolean; runId: string } | undefined> {
-    const response = await this.call("findToolResult", { conversationId, callId });
+  /** tool_result.find: a result some run of the conversation committed for the same call (id, tool, arguments); undefined when none. */
+  async findToolResult(
+    conversationId: ConversationId,
+    call: { callId: string; name: string; argumentsJson: string },
+  ): Promise<{ content: string; isError: boolean; runId: string } | undefined> {
+    const response = await this.call("findToolResult", { conversationId, ...call });
     return response.found ? { content: response.content, isError: response.isError, runId: response.runId } : undefined;
   }
 

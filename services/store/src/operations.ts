@@ -137,8 +137,8 @@ export function createHandlers(pool: pg.Pool): Handlers {
     getOpenToolRound: async (req) => map(await getOpenToolRound(pool, req.runId), (round) => (round ? { round: toolRoundRecord(round) } : {})),
 
     findToolResult: async (req) => {
-      if (req.conversationId === "" || req.callId === "") return reject("invalid", "conversation_id and call_id are required");
-      const found = await findCommittedResult(pool, req.conversationId, req.callId);
+      if (req.conversationId === "" || req.callId === "" || req.name === "") return reject("invalid", "conversation_id, call_id and name are required");
+      const found = await findCommittedResult(pool, req.conversationId, { callId: req.callId, name: req.name, argumentsJson: req.argumentsJson });
       return ok(found ? { found: true, content: found.content, isError: found.isError, runId: found.runId } : { found: false });
     },
 

@@ -119,19 +119,23 @@ describe("sub-agent runs and once-only starts", () => {
     expect(plain.run?.status).toBe(RunStatus.RUNNING);
   });
 
-  it("finds a result committed for a tool call id in any run of the conversation", async () => {
+  it("finds a result committed for the same tool call (id, tool, arguments) in any run of the conversation", async () => {
     const begun = await store.call("beginRun", { runId: "r1", conversationId: "c1", memberId: "alice", initialMessages: [userText("fetch it")] });
     await store.call("createToolRound", {
       runId: "r1",
       roundId: "r1:round:1",
       expectedHeadRevisionId: begun.run!.startRevisionId,
-      assistant: { content: [{ part: { case: "toolCall", value: { callId: "call_fetch", name: "WebFetch", argumentsJson: "{}" } } }] },
+      assistant: { content: [{ part: { case: "toolCall", value: { callId: "call_fetch", name: "WebFetch", argumentsJson: '{"url":"https://a.example/"}' } } }] },
       providerCallIndex: 1,
     });
-    expect((await store.call("findToolResult", { conversationId: "c1", callId: "call_fetch" })).found).toBe(false);
+    const call = { callId: "call_fetch", name: "WebFetch", argumentsJson: '{"url":"https://a.example/"}' };
+    expect((await store.call("findToolResult", { conversationId: "c1", ...call })).found).toBe(false);
     await store.call("commitToolResult", { runId: "r1", roundId: "r1:round:1", callId: "call_fetch", content: "page text", isError: false });
-    const found = await store.call("findToolResult", { conversationId: "c1", callId: "call_fetch" });
+    const found = await store.call("findToolResult", { conversationId: "c1", ...call });
     expect(found).toMatchObject({ found: true, content: "page text", isError: false, runId: "r1" });
-    expect((await store.call("findToolResult", { conversationId: "other", callId: "call_fetch" })).found).toBe(false);
+    expect((await store.call("findToolResult", { conversationId: "other", ...call })).found).toBe(false);
+    // The same id for another call (an endpoint that reuses ids) is not that result.
+    expect((await store.call("findToolResult", { conversationId: "c1", ...call, argumentsJson: '{"url":"https://b.example/"}' })).found).toBe(false);
+    expect((await store.call("findToolResult", { conversationId: "c1", ...call, name: "WebSearch" })).found).toBe(false);
   });
 });

@@ -205,7 +205,8 @@ class CursorRunSession implements RunSession {
       readPaths: plan.baseState.readPaths,
       wire: this.#wire,
       web: this.#services.web,
-      committedResult: (callId) => this.#services.store.findToolResult(parseConversationId(plan.run.conversationId), callId),
+      committedResult: (call) =>
+        this.#services.store.findToolResult(parseConversationId(plan.run.conversationId), { callId: call.callId, name: call.name, argumentsJson: call.argumentsJson }),
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
       publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.publishDeadlineMs),

@@ -33,8 +33,8 @@ export interface ToolRoundDriverPorts {
   readPaths: readonly string[];
   wire: ExecWire;
   web: WebTools;
-  /** A result an earlier run of the conversation committed for this call id (store lookup). */
-  committedResult(callId: string): Promise<CommittedResult | undefined>;
+  /** A result an earlier run of the conversation committed for the same call (id, tool, arguments; store lookup). */
+  committedResult(call: ToolCallPart): Promise<CommittedResult | undefined>;
   send(message: agent.AgentServerMessage): void;
   /** model_call_id of the model call that produced `callId` ("" when unknown). */
   modelCallIdOf(callId: string): string;
@@ -52,6 +52,8 @@ interface RoundState {
   /** Card started_at_ms and the staged checkpoint's pendingToolCallStartedAtMs. */
   readonly startedAtMs: number;
   readonly calls: readonly ToolCallPart[];
+  /** The round a resume re-created from the client's staged checkpoint. */
+  readonly resumed: boolean;
   readonly dispatched: Set<string>;
   readonly outcomes: Map<string, ToolOutcome>;
 }
@@ -125,19 +127,20 @@ export class ToolRoundDriver {
     return this.#plan;
   }
 
-  #startTimeOf(calls: readonly ToolCallPart[]): number {
+  /** The resumed round's original start time, or now (and whether this is the resumed round). */
+  #startOf(calls: readonly ToolCallPart[]): { startedAtMs: number; resumed: boolean } {
     const resumed = this.#ports.setup.resumedRound;
     if (resumed !== undefined && !this.#resumedRoundUsed && sameIds(resumed.callIds, calls.map((c) => c.callId))) {
       this.#resumedRoundUsed = true;
-      return resumed.startedAtMs ?? this.#ports.now();
+      return { startedAtMs: resumed.startedAtMs ?? this.#ports.now(), resumed: true };
     }
-    return this.#ports.now();
+    return { startedAtMs: this.#ports.now(), resumed: false };
   }
 
   #round(roundId: string, calls: readonly ToolCallPart[]): RoundState {
     const known = this.#rounds.get(roundId);
     if (known !== undefined) return known;
-    const round: RoundState = { roundId, startedAtMs: this.#startTimeOf(calls), calls, dispatched: new Set(), outcomes: new Map() };
+    const round: RoundState = { roundId, ...this.#startOf(calls), calls, dispatched: new Set(), outcomes: new Map() };
     this.#rounds.set(roundId, round);
     return round;
   }
@@ -154,8 +157,9 @@ export class ToolRoundDriver {
         wire.startExec(call.callId, plan.exec, onProgress);
         return;
       case "interaction":
-        if (plan.reuse === undefined) wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
-        else this.#reuseOrAsk(round, call.callId, modelCallId, plan, plan.reuse, onProgress);
+        // Only a round re-created from the client's staged checkpoint can hold calls an earlier run already did.
+        if (plan.reuse === undefined || !round.resumed) wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
+        else this.#reuseOrAsk(round, call, modelCallId, plan, plan.reuse, onProgress);
         return;
       case "server":
         wire.later(plan.delayMs, () => wire.runWork(() => plan.complete(), onProgress));
@@ -174,14 +178,15 @@ export class ToolRoundDriver {
   /** A committed result of an earlier run is the outcome; without one the user is asked as usual. */
   #reuseOrAsk(
     round: RoundState,
-    callId: string,
+    call: ToolCallPart,
     modelCallId: string,
     plan: Extract<ToolPlan, { kind: "interaction" }>,
     reuse: (committed: CommittedResult) => ToolOutcome,
     onProgress: (progress: WireProgress) => void,
   ): void {
+    const callId = call.callId;
     const ask = (): void => this.#ports.wire.startQuery(callId, plan.query, plan.onResponse, onProgress);
-    this.#ports.committedResult(callId).then(
+    this.#ports.committedResult(call).then(
       (committed) => {
         if (this.#ports.ended()) return;
         if (committed === undefined) return ask();

@@ -964,7 +964,9 @@ export declare const CommitToolResultResponseSchema: GenMessage<CommitToolResult
 /**
  * tool_result.find: a result committed for tool call `call_id` by any run of
  * the conversation (the first one), so a client-side resume need not redo
- * gateway-side work. found = false when there is none.
+ * gateway-side work. Only a call with the same tool name and the same
+ * arguments counts (some endpoints reuse call ids). found = false when there
+ * is none.
  *
  * @generated from message byok.v1.FindToolResultRequest
  */
@@ -978,6 +980,16 @@ export declare type FindToolResultRequest = Message<"byok.v1.FindToolResultReque
    * @generated from field: string call_id = 2;
    */
   callId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string arguments_json = 4;
+   */
+  argumentsJson: string;
 };
 
 /**
