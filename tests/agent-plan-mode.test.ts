@@ -3,8 +3,9 @@
  * interaction queries whose answers are the tool results; an approved switch
  * becomes the conversation's mode in the checkpoint, and the next run uses
  * that mode's prompt and tools; an accepted plan becomes the checkpoint's
- * plan and its steps the todo list. A mode that does not exist is a tool
- * error for the model, and the run goes on.
+ * plan and its steps the todo list; "Build" (execute_plan_action) then runs
+ * the plan in agent mode. A mode that does not exist is a tool error for the
+ * model, and the run goes on.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -114,5 +115,17 @@ describe("plan mode and mode switches end to end", () => {
     const bad = completedCard(third, "call_bad_mode");
     expect(bad?.tool.case === "switchModeToolCall" && bad.tool.value.result?.result.case).toBe("error");
     expect(third.lastSettled?.mode).toBe(agent.AgentMode.PLAN);
+
+    // ---- turn 4: the member presses "Build": the plan runs in agent mode, with agent tools ----
+    enqueueChat(gw, { id: "chatcmpl-build-1", text: "Starting with the cache layer." });
+    const build = await finishedOk(chat.executePlan(plan, { modelId: gw.modelId, planFileUri: "file:///home/dev/.cursor/plans/response-cache.md" }));
+    expect(build.violations, build.describe()).toEqual([]);
+    const buildRequest = gw.llm.requestsTo("openai-chat")[6]!.body;
+    expect(systemText(buildRequest)).not.toContain("Plan mode");
+    expect(toolNames(buildRequest)).toContain("Write");
+    const kickoff = chatMessages(gw.llm.requestsTo("openai-chat")[6]).at(-1);
+    expect(textOf(kickoff?.content)).toContain("Carry out this plan (file:///home/dev/.cursor/plans/response-cache.md)");
+    expect(textOf(kickoff?.content)).toContain("1. Add a cache layer in `src/cache.ts`.");
+    expect(build.lastSettled?.mode).toBe(agent.AgentMode.AGENT);
   });
 });

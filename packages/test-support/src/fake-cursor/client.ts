@@ -164,6 +164,12 @@ export class FakeConversation {
     return this.turn({ kind: "background_completion", completions }, state, options);
   }
 
+  /** "Build" on a plan (execute_plan_action): a run in the execution mode that carries out `plan`. */
+  executePlan(plan: string, options: TurnOptions & { planFileUri?: string } = {}): CursorRun {
+    const { planFileUri, ...turnOptions } = options;
+    return this.turn({ kind: "execute_plan", plan, ...(planFileUri === undefined ? {} : { planFileUri }) }, this.state, turnOptions);
+  }
+
   /** Resolves once the conversation's latest run (if any) has ended. */
   async idle(): Promise<void> {
     for (let run = this.lastRun; run !== undefined; run = this.lastRun === run ? undefined : this.lastRun) await run.finished;

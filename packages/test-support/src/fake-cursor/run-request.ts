@@ -39,6 +39,8 @@ export type ModelSelection = { via: "requested_model"; modelId: string; paramete
 export type TurnAction =
   | { kind: "user_message"; text: string; messageId?: string; mode?: agent.AgentMode }
   | { kind: "resume" }
+  /** "Build" on a plan: execute_plan_action with the plan text and its file. */
+  | { kind: "execute_plan"; plan: string; planFileUri?: string; executionMode?: agent.AgentMode }
   /** The IDE's notice that background work (a sub-agent, a shell) finished: a new run of the parent conversation. */
   | { kind: "background_completion"; completions: Array<MessageInitShape<typeof agent.BackgroundTaskCompletionSchema>> };
 
@@ -106,6 +108,20 @@ export function buildRunRequest(input: RunRequestInput): agent.AgentClientMessag
       break;
     case "background_completion":
       action = { action: { case: "backgroundTaskCompletionAction", value: { completions: input.action.completions } } };
+      break;
+    case "execute_plan":
+      action = {
+        action: {
+          case: "executePlanAction",
+          value: {
+            requestContext: requestContext(input.env, input.context),
+            plan: { plan: input.action.plan },
+            ...(input.action.planFileUri === undefined ? {} : { planFileUri: input.action.planFileUri }),
+            executionMode: input.action.executionMode ?? agent.AgentMode.AGENT,
+            kickoffMessageId: randomUUID(),
+          },
+        },
+      };
       break;
     default: {
       const never: never = input.action;

@@ -37,6 +37,7 @@ import type { WebTools } from "../tools/web-tools.ts";
 import { completionTurn, type CompletionTurn } from "./background-completion.ts";
 import { readClientHistory, rootBlobIds } from "./client-history.ts";
 import { selectModel } from "./model-selection.ts";
+import { executePlanTurn, startPlanTurn } from "./plan-actions.ts";
 import { contextToAppend } from "./request-context.ts";
 import { parentLinkOf } from "./subagent-link.ts";
 import { toolsLeftOut } from "./tool-offer.ts";
@@ -117,6 +118,12 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
       turn = { userMessage: action.value.userMessage, requestContext: action.value.requestContext };
       requestContext = action.value.requestContext;
       if (turn.userMessage === undefined) throw new SessionError({ kind: "invalid_request", message: "user_message_action without a user message" });
+      break;
+    case "startPlanAction":
+    case "executePlanAction":
+      turn = action.case === "startPlanAction" ? startPlanTurn(action.value) : executePlanTurn(action.value, fallbackUserMessageClientId(input.runId));
+      if (turn === undefined) throw new SessionError({ kind: "invalid_request", message: `${action.case} without a user message or plan` });
+      requestContext = turn.requestContext;
       break;
     case "resumeAction":
       requestContext = action.value.requestContext;

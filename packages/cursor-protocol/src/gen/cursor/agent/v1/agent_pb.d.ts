@@ -11,7 +11,7 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
-import type { AskQuestionInteractionQuery, AskQuestionInteractionResponse, CreatePlanRequestQuery, CreatePlanRequestResponse, DeleteArgs, DeleteResult, DiagnosticsArgs, DiagnosticsResult, GrepArgs, GrepResult, McpArgs, McpResult, McpStateExecArgs, McpStateExecResult, PartialToolCallUpdate, ReadArgs, ReadMcpResourceExecArgs, ReadMcpResourceExecResult, ReadResult, ShellArgs, ShellResult, ShellStream, SubagentArgs, SubagentResult, SwitchModeRequestQuery, SwitchModeRequestResponse, ToolCall, ToolCallCompletedUpdate, ToolCallDeltaUpdate, ToolCallStartedUpdate, WebFetchRequestQuery, WebFetchRequestResponse, WebSearchRequestQuery, WebSearchRequestResponse, WriteArgs, WriteResult } from "./tools_pb.js";
+import type { AskQuestionInteractionQuery, AskQuestionInteractionResponse, ConversationPlan, CreatePlanRequestQuery, CreatePlanRequestResponse, DeleteArgs, DeleteResult, DiagnosticsArgs, DiagnosticsResult, GrepArgs, GrepResult, McpArgs, McpResult, McpStateExecArgs, McpStateExecResult, PartialToolCallUpdate, ReadArgs, ReadMcpResourceExecArgs, ReadMcpResourceExecResult, ReadResult, ShellArgs, ShellResult, ShellStream, SubagentArgs, SubagentResult, SwitchModeRequestQuery, SwitchModeRequestResponse, ToolCall, ToolCallCompletedUpdate, ToolCallDeltaUpdate, ToolCallStartedUpdate, WebFetchRequestQuery, WebFetchRequestResponse, WebSearchRequestQuery, WebSearchRequestResponse, WriteArgs, WriteResult } from "./tools_pb.js";
 
 /**
  * Describes the file cursor/agent/v1/agent.proto.
@@ -521,6 +521,18 @@ export declare type ConversationAction = Message<"agent.v1.ConversationAction"> 
     case: "cancelAction";
   } | {
     /**
+     * @generated from field: agent.v1.StartPlanAction start_plan_action = 6;
+     */
+    value: StartPlanAction;
+    case: "startPlanAction";
+  } | {
+    /**
+     * @generated from field: agent.v1.ExecutePlanAction execute_plan_action = 7;
+     */
+    value: ExecutePlanAction;
+    case: "executePlanAction";
+  } | {
+    /**
      * @generated from field: agent.v1.BackgroundTaskCompletionAction background_task_completion_action = 12;
      */
     value: BackgroundTaskCompletionAction;
@@ -586,6 +598,88 @@ export declare type CancelAction = Message<"agent.v1.CancelAction"> & {
  * Use `create(CancelActionSchema)` to create a new message.
  */
 export declare const CancelActionSchema: GenMessage<CancelAction>;
+
+/**
+ * A turn in plan mode (the member asked for a plan).
+ *
+ * @generated from message agent.v1.StartPlanAction
+ */
+export declare type StartPlanAction = Message<"agent.v1.StartPlanAction"> & {
+  /**
+   * @generated from field: agent.v1.UserMessage user_message = 1;
+   */
+  userMessage?: UserMessage | undefined;
+
+  /**
+   * @generated from field: agent.v1.RequestContext request_context = 2;
+   */
+  requestContext?: RequestContext | undefined;
+
+  /**
+   * @generated from field: bool is_spec = 3;
+   */
+  isSpec: boolean;
+};
+
+/**
+ * Describes the message agent.v1.StartPlanAction.
+ * Use `create(StartPlanActionSchema)` to create a new message.
+ */
+export declare const StartPlanActionSchema: GenMessage<StartPlanAction>;
+
+/**
+ * The member chose to build a plan (Cursor's "Build" on a plan): a turn in the
+ * execution mode whose message is the plan.
+ *
+ * @generated from message agent.v1.ExecutePlanAction
+ */
+export declare type ExecutePlanAction = Message<"agent.v1.ExecutePlanAction"> & {
+  /**
+   * @generated from field: agent.v1.RequestContext request_context = 1;
+   */
+  requestContext?: RequestContext | undefined;
+
+  /**
+   * @generated from field: optional agent.v1.ConversationPlan plan = 2;
+   */
+  plan?: ConversationPlan | undefined;
+
+  /**
+   * @generated from field: optional string plan_file_uri = 3;
+   */
+  planFileUri?: string | undefined;
+
+  /**
+   * @generated from field: optional string plan_file_content = 4;
+   */
+  planFileContent?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.AgentMode execution_mode = 5;
+   */
+  executionMode: AgentMode;
+
+  /**
+   * @generated from field: optional string kickoff_message_id = 6;
+   */
+  kickoffMessageId?: string | undefined;
+
+  /**
+   * @generated from field: optional string plan_id = 7;
+   */
+  planId?: string | undefined;
+
+  /**
+   * @generated from field: optional string plan_file_path = 8;
+   */
+  planFilePath?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ExecutePlanAction.
+ * Use `create(ExecutePlanActionSchema)` to create a new message.
+ */
+export declare const ExecutePlanActionSchema: GenMessage<ExecutePlanAction>;
 
 /**
  * A new parent run the client starts when background work (a sub-agent, a
