@@ -120,4 +120,38 @@ describe("exec wire", () => {
     expect(answers).toEqual(["askQuestionInteractionResponse"]);
     expect(h.errors).toEqual(["interaction query 1 answered again after its terminal result", "unknown interaction query id 4"]);
   });
+
+  it("runs gateway-side work after an approval; stopping the wire aborts it and drops its outcome", async () => {
+    const h = harness();
+    const outcome = { content: "page", isError: false, toolCall: create(tools.ToolCallSchema), effects: [] };
+    let workSignal: AbortSignal | undefined;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const approve = () =>
+      ({
+        kind: "work",
+        run: async (signal: AbortSignal) => {
+          workSignal = signal;
+          await finished;
+          return outcome;
+        },
+      }) as const;
+    h.wire.startQuery("call_fetch", { case: "webFetchRequestQuery", value: create(tools.WebFetchRequestQuerySchema) }, approve, h.onProgress);
+    h.wire.onInteractionResponse(create(agent.InteractionResponseSchema, { id: 1, result: { case: "webFetchRequestResponse", value: { result: { case: "approved", value: {} } } } }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(workSignal?.aborted).toBe(false);
+    h.wire.abortRunning();
+    expect(workSignal?.aborted).toBe(true);
+    finish();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(h.progress).toEqual([]);
+
+    // Without a stop, the work's outcome completes the call; a thrown error is reported as a failure.
+    const g = harness();
+    g.wire.runWork(() => Promise.resolve(outcome), g.onProgress);
+    g.wire.runWork(() => Promise.reject(new Error("bug")), g.onProgress);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(g.progress).toEqual([{ kind: "done", outcome }]);
+    expect(g.errors).toEqual(["Error: bug"]);
+  });
 });
