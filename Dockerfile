@@ -13,6 +13,7 @@ COPY packages/contracts/package.json packages/contracts/
 COPY packages/cursor-protocol/package.json packages/cursor-protocol/
 COPY packages/platform/package.json packages/platform/
 COPY packages/store-client/package.json packages/store-client/
+COPY packages/run-client/package.json packages/run-client/
 COPY packages/local-infra/package.json packages/local-infra/
 COPY packages/test-support/package.json packages/test-support/
 COPY services/cursor-adapter/package.json services/cursor-adapter/
@@ -24,7 +25,7 @@ COPY tests/package.json tests/
 
 # Runtime dependencies of the packages and services only (not the test workspace).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-      -w packages/contracts -w packages/cursor-protocol -w packages/platform -w packages/store-client \
+      -w packages/contracts -w packages/cursor-protocol -w packages/platform -w packages/store-client -w packages/run-client \
       -w services/cursor-adapter -w services/edge-proxy -w services/provider-gateway \
       -w services/run-worker -w services/store \
  && npm cache clean --force
