@@ -26,15 +26,14 @@ try {
   process.exit(2);
 }
 
-let bridge: Bridge | undefined;
-const link = new GatewayLink({
-  url,
-  key,
-  caPem,
-  onMessage: (text) => bridge?.fromGateway(text),
-  onEvent: (event) => bridge?.onLinkEvent(event),
+// The link calls back into the bridge, which sends through the link: the bridge is made first.
+const link: { current?: GatewayLink } = {};
+const bridge = new Bridge({
+  link: { send: (text) => link.current?.send(text), close: () => link.current?.close() },
+  writeToEditor: (line) => void process.stdout.write(`${line}\n`),
+  log,
 });
-bridge = new Bridge({ link, writeToEditor: (line) => void process.stdout.write(`${line}\n`), log });
+link.current = new GatewayLink({ url, key, caPem, onMessage: (text) => bridge.fromGateway(text), onEvent: (event) => bridge.onLinkEvent(event) });
 
 const editor = createInterface({ input: process.stdin, crlfDelay: Infinity });
 editor.on("line", (line) => bridge.fromEditor(line));
@@ -50,4 +49,4 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 log(`connecting to ${url.origin}`);
-link.start();
+link.current.start();
