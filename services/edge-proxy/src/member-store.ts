@@ -7,7 +7,7 @@
  */
 import type { BusNames } from "@byok/contracts";
 import type { NatsConnection } from "@byok/platform";
-import { StoreClient, StoreFailure } from "@byok/store-client";
+import { lookupMemberKey, StoreClient } from "@byok/store-client";
 
 export type MemberLookup = { kind: "member"; memberId: string } | { kind: "unknown" } | { kind: "unavailable"; message: string };
 
@@ -25,15 +25,5 @@ export function memberStoreClient(nc: NatsConnection, names: BusNames, timeoutMs
 
 /** Key verification on member.verify: an unknown or revoked key is `unknown`; any other failure `unavailable`. */
 export function memberDirectory(store: Pick<StoreClient, "verifyMemberKey">): MemberDirectory {
-  return {
-    async verifyKey(key) {
-      try {
-        const { memberId } = await store.verifyMemberKey(key);
-        return { kind: "member", memberId };
-      } catch (error) {
-        if (!(error instanceof StoreFailure)) throw error;
-        return error.kind === "not_found" ? { kind: "unknown" } : { kind: "unavailable", message: error.message };
-      }
-    },
-  };
+  return { verifyKey: (key) => lookupMemberKey(store, key) };
 }
