@@ -10,7 +10,9 @@
  * at once (a final answer also reports the context size as usage_update).
  * Cancel (session/cancel, a newer prompt, the editor going away) sends the
  * owner a cancel and waits for its terminal at most CANCEL_GRACE_MS; running
- * tools are aborted (a running command is killed).
+ * tools are aborted (a running command is killed). A round's calls run one at
+ * a time in the model's order, so the member sees one permission request at a
+ * time, in the order the model asked.
  */
 import { FailureKind, type BusNames, type ExecuteToolRound, type PreparedRun, type RunId, type RunRecord, type StateCommitted, type ToolCallPart } from "@byok/contracts";
 import type { Logger, NatsConnection } from "@byok/platform";
@@ -67,6 +69,8 @@ export class PromptTurn {
   readonly #updates: EventUpdates;
   readonly #offered: ReadonlySet<AcpToolName>;
   readonly #tools = new AbortController();
+  /** Calls run one at a time, in the model's order: the member answers one permission request at a time. */
+  #calls: Promise<void> = Promise.resolve();
   readonly done: Promise<TurnEnd>;
   #resolve: (end: TurnEnd) => void = () => undefined;
 
@@ -156,18 +160,25 @@ export class PromptTurn {
     this.#ledger.round(round.roundId, round.calls, () => undefined);
     const fresh = this.#ledger.dispatch(round.roundId, round.calls);
     this.#log.debug({ round_id: round.roundId, calls: round.calls.length, dispatched: fresh.length }, "tool round dispatched");
-    for (const call of fresh) void this.#runCall(round.roundId, call);
+    for (const call of fresh) {
+      this.#updates.announce(call.callId, call.name);
+      this.#calls = this.#calls.then(() => this.#runCall(round.roundId, call));
+    }
   }
 
   async #runCall(roundId: string, call: ToolCallPart): Promise<void> {
+    if (this.#lifecycle.ended()) return;
     const session = this.#session;
     const { sessionId, cwd } = session;
+    if (this.#tools.signal.aborted) {
+      this.#finishCall(roundId, call, failed("The tool call did not run: the prompt was cancelled."));
+      return;
+    }
     const permissions: PermissionPorts = {
       ask: (toolCall, options) => session.editor.requestPermission(sessionId, toolCall, options, this.#tools.signal),
       allowedAlways: () => session.allowedAlways(),
       rememberAlways: (key) => session.rememberAlways(key),
     };
-    this.#updates.announce(call.callId, call.name);
     const described = describeCall(call.name, call.argumentsJson);
     this.#show(call.callId, { title: described.title, locations: described.locations });
     let outcome: ToolOutcome;
@@ -186,6 +197,10 @@ export class PromptTurn {
     } catch (error) {
       outcome = failed(this.#tools.signal.aborted ? "The tool call was stopped: the prompt ended." : `The tool call failed in the editor: ${errorMessage(error)}`);
     }
+    this.#finishCall(roundId, call, outcome);
+  }
+
+  #finishCall(roundId: string, call: ToolCallPart, outcome: ToolOutcome): void {
     if (!this.#ledger.finish(roundId, call.callId, outcome)) return;
     this.#show(call.callId, { status: outcome.isError ? "failed" : "completed", ...outcome.view });
     this.#log.debug({ call_id: call.callId, tool: call.name, is_error: outcome.isError }, "tool call finished");
