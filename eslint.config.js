@@ -1,7 +1,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const SERVICES = ["acp-adapter", "cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
+const SERVICES = ["acp-adapter", "admin", "cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
 /** Services that never learn the Cursor protocol (the run worker, provider gateway and store learn no client protocol at all). */
 const CURSOR_FREE = new Set(["acp-adapter", "run-worker", "provider-gateway", "store"]);
 /** Test code inside services and packages: it may start another service through its entry module (e.g. a real store). */
@@ -40,7 +40,7 @@ function serviceImportRules(service, { entry, acp = false }) {
 }
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", "coverage/**"] },
+  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", ".tmp/**", "coverage/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -58,7 +58,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/src/main.ts", "packages/local-infra/src/embedded-postgres-main.ts", "scripts/**", "tests/**", "bench/**", "packages/test-support/**", "vitest.config.ts", "**/*.test.ts"],
+    files: ["**/src/main.ts", "services/*/src/cli/**/main.ts", "packages/local-infra/src/embedded-postgres-main.ts", "scripts/**", "tests/**", "bench/**", "packages/test-support/**", "vitest.config.ts", "**/*.test.ts"],
     rules: { "no-restricted-properties": "off" },
   },
   ...SERVICES.flatMap((service) => [

@@ -1,9 +1,23 @@
 /** run-worker configuration, validated from the environment (only main.ts passes process.env). */
 import { z } from "zod";
-import { commonConfigOf, commonEnvSchema, ConfigError, envInt, envMs, parseEnv, storeCallerEnvSchema, type CommonConfig, type Env } from "@byok/platform";
+import {
+  commonConfigOf,
+  commonEnvSchema,
+  ConfigError,
+  envInt,
+  envMs,
+  metricsConfigFrom,
+  metricsEnvSchema,
+  parseEnv,
+  storeCallerEnvSchema,
+  type CommonConfig,
+  type Env,
+  type MetricsConfig,
+} from "@byok/platform";
 
-const schema = commonEnvSchema.extend({
+export const schema = commonEnvSchema.extend({
   ...storeCallerEnvSchema.shape,
+  ...metricsEnvSchema.shape,
   /** Name of this worker in logs (default: host + pid + random suffix). */
   WORKER_ID: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional(),
   /** Runs one worker process executes at once. */
@@ -22,6 +36,8 @@ const schema = commonEnvSchema.extend({
   PROBE_INTERVAL_MS: envMs(10_000),
   /** How long (ms) run.finish is retried while the store is unavailable before the run is left to a later delivery. */
   RUN_FINISH_RETRY_MS: envMs(15_000),
+  /** With the ops listener on: how often (ms) the run consumer's info is read for the metrics (also read on each scrape). */
+  METRICS_CONSUMER_POLL_MS: envMs(15_000),
 });
 
 export interface RunWorkerConfig extends CommonConfig {
@@ -35,6 +51,9 @@ export interface RunWorkerConfig extends CommonConfig {
   readonly runMaxDeliver: number;
   readonly probeIntervalMs: number;
   readonly runFinishRetryMs: number;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
+  readonly consumerPollMs: number;
 }
 
 export function loadConfig(env: Env): RunWorkerConfig {
@@ -54,5 +73,7 @@ export function loadConfig(env: Env): RunWorkerConfig {
     runMaxDeliver: parsed.RUN_MAX_DELIVER,
     probeIntervalMs: parsed.PROBE_INTERVAL_MS,
     runFinishRetryMs: parsed.RUN_FINISH_RETRY_MS,
+    metrics: metricsConfigFrom(parsed),
+    consumerPollMs: parsed.METRICS_CONSUMER_POLL_MS,
   };
 }
