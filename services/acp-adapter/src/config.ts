@@ -11,15 +11,19 @@ import {
   commonConfigOf,
   commonEnvSchema,
   envInt,
+  envFlag,
   envMs,
   envPort,
   gatewayFileEnvSchema,
+  metricsConfigFrom,
+  metricsEnvSchema,
   parseEnv,
   readGatewayConfig,
   readTextFile,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
+  type MetricsConfig,
   type ModelConfig,
   type ReadTextFile,
 } from "@byok/platform";
@@ -31,16 +35,20 @@ const LOOPBACK_HOSTS = new Set(["127.0.0.1", "::1", "localhost"]);
 
 const optionalPath = z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional());
 
-const envSchema = commonEnvSchema.extend({
+export const envSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
+  ...metricsEnvSchema.shape,
   /** Address the bridge listener binds to. */
   ACP_HOST: z.string().min(1).default("127.0.0.1"),
   /** Port of the bridge listener (0 = any free port). */
   ACP_PORT: envPort(8790),
-  /** PEM certificate (chain) and key of the listener; without them it speaks plain ws, on a loopback ACP_HOST only. */
+  /** PEM certificate (chain) of the listener, issued for the gateway's host name by the team's CA; without it (and the key) plain ws, on a loopback ACP_HOST only. */
   ACP_TLS_CERT_FILE: optionalPath,
+  /** PEM private key of ACP_TLS_CERT_FILE. */
   ACP_TLS_KEY_FILE: optionalPath,
+  /** TLS ends in front of the adapter (a reverse proxy or load balancer with the team's certificate): plain ws on any ACP_HOST. */
+  ACP_TLS_OFFLOADED: envFlag(false),
   /** How long (ms) a dropped bridge link is kept for the bridge to resume it. */
   LINK_RESUME_MS: envMs(120_000),
   /** Ping interval (ms) on a bridge link; two unanswered pings drop the socket. */
@@ -53,8 +61,9 @@ const envSchema = commonEnvSchema.extend({
   RUN_STATUS_CHECK_MS: envMs(30_000),
   /** How long (ms) a cancelled run may take to report its end before the prompt answers `cancelled` anyway. */
   CANCEL_GRACE_MS: envMs(1_500),
-  /** Default and longest time (ms) a run_command may run before it is killed. */
+  /** How long (ms) a run_command may run before it is killed, when the model gives no timeout_ms. */
   COMMAND_TIMEOUT_MS: envMs(120_000),
+  /** The longest timeout_ms (ms) a run_command may ask for. */
   COMMAND_MAX_TIMEOUT_MS: envMs(600_000),
   /** Bytes of command output the editor keeps (terminal/create outputByteLimit) and the model sees. */
   COMMAND_OUTPUT_LIMIT: envInt(64 * 1024, { min: 1024 }),
@@ -100,6 +109,7 @@ export interface AcpAdapterConfig extends CommonConfig {
   readonly promptDir: string;
   readonly timeouts: AcpTimeouts;
   readonly tools: ToolLimits;
+  readonly metrics: MetricsConfig;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): AcpAdapterConfig {
@@ -109,8 +119,10 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Acp
     throw new ConfigError("acp-adapter: set both ACP_TLS_CERT_FILE and ACP_TLS_KEY_FILE, or neither");
   }
   const tls = e.ACP_TLS_CERT_FILE !== undefined && e.ACP_TLS_KEY_FILE !== undefined ? { certPem: readPem(e.ACP_TLS_CERT_FILE, readFile), keyPem: readPem(e.ACP_TLS_KEY_FILE, readFile) } : undefined;
-  if (tls === undefined && !LOOPBACK_HOSTS.has(e.ACP_HOST)) {
-    throw new ConfigError(`acp-adapter: ACP_HOST ${e.ACP_HOST} is not a loopback address, so the bridge listener needs TLS (ACP_TLS_CERT_FILE, ACP_TLS_KEY_FILE)`);
+  if (tls === undefined && !e.ACP_TLS_OFFLOADED && !LOOPBACK_HOSTS.has(e.ACP_HOST)) {
+    throw new ConfigError(
+      `acp-adapter: ACP_HOST ${e.ACP_HOST} is not a loopback address, so the bridge listener needs TLS: ACP_TLS_CERT_FILE and ACP_TLS_KEY_FILE, or ACP_TLS_OFFLOADED=1 when a TLS proxy in front terminates it`,
+    );
   }
   const defaultModelId = e.ACP_DEFAULT_MODEL ?? models[0]?.id;
   if (defaultModelId === undefined || !models.some((m) => m.id === defaultModelId)) {
@@ -133,6 +145,7 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Acp
       linkPingMs: e.LINK_PING_MS,
       memberCacheMs: e.MEMBER_CACHE_MS,
     },
+    metrics: metricsConfigFrom(e),
     tools: {
       commandTimeoutMs: e.COMMAND_TIMEOUT_MS,
       commandMaxTimeoutMs: e.COMMAND_MAX_TIMEOUT_MS,

@@ -4,4 +4,4 @@ import { startAcpAdapter } from "./service.ts";
 
 const config = loadConfigOrExit(() => loadConfig(process.env));
 const log = createLogger({ service: "acp-adapter", level: config.logLevel, debugContent: config.logDebugContent });
-await runService("acp-adapter", log, () => startAcpAdapter(config, { log }));
+await runService("acp-adapter", log, () => startAcpAdapter(config, { log }), { endpoints: (adapter) => ({ url: adapter.url }) });

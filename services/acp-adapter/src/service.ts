@@ -5,7 +5,7 @@
  * it in-process.
  */
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, type Logger, type NatsConnection } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
 import { runStreamsOnce } from "@byok/run-client";
 import { StoreClient } from "@byok/store-client";
 import { serveAcp } from "./acp/agent-app.ts";
@@ -13,6 +13,7 @@ import { AcpAgent } from "./agent/acp-agent.ts";
 import type { AcpAdapterConfig } from "./config.ts";
 import { startLinkServer, type LinkServer } from "./link/link-server.ts";
 import { cachedMemberKeys } from "./members/member-keys.ts";
+import { createAcpAdapterMetrics } from "./metrics.ts";
 import { PromptAssets } from "./prompting/prompt-assets.ts";
 import { openSessionDirectory } from "./sessions/session-directory.ts";
 
@@ -28,6 +29,8 @@ export interface AcpAdapter {
   readonly port: number;
   /** The bridge listener (tests drop its sockets to cut the network). */
   readonly links: LinkServer;
+  /** http://host:port of the ops listener (/metrics, /healthz); undefined without METRICS_PORT. */
+  readonly opsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -38,8 +41,11 @@ export async function startAcpAdapter(config: AcpAdapterConfig, overrides: AcpAd
   for (const mode of ["ask", "agent", "plan"] as const) prompts.systemText(mode, "check");
   prompts.toolCatalog();
 
+  const registry = createMetricsRegistry("acp-adapter", config.metrics);
+  let links: LinkServer | undefined;
+  const metrics = createAcpAdapterMetrics(registry, { links: () => links?.links().length ?? 0 });
   const nc: NatsConnection = await connectNats(config.natsUrl, "acp-adapter", log);
-  let links: LinkServer;
+  let ops;
   try {
     const names = busNames(config.busPrefix);
     const ensureStreams = runStreamsOnce(nc, names);
@@ -62,6 +68,7 @@ export async function startAcpAdapter(config: AcpAdapterConfig, overrides: AcpAd
           cancelGraceMs: config.timeouts.cancelGraceMs,
         },
         limits: config.tools,
+        metrics,
       },
       version: ACP_ADAPTER_VERSION,
       log,
@@ -74,21 +81,28 @@ export async function startAcpAdapter(config: AcpAdapterConfig, overrides: AcpAd
       pingMs: config.timeouts.linkPingMs,
       verifyKey: cachedMemberKeys(store, config.timeouts.memberCacheMs),
       onNewLink: (link) => serveAcp(link, agent, log.child({ link_id: link.id, member_id: link.memberId })),
+      metrics,
       log,
     });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed() });
   } catch (error) {
+    await links?.stop();
     await nc.close();
     throw error;
   }
-  log.info({ url: links.url, models: config.models.map((m) => m.id), tls: config.tls !== undefined }, "acp adapter listening");
+  const listening = links;
+  const opsServer = ops;
+  log.info({ url: listening.url, models: config.models.map((m) => m.id), tls: config.tls !== undefined }, "acp adapter listening");
   return {
-    url: links.url,
-    port: links.port,
-    links,
+    url: listening.url,
+    port: listening.port,
+    links: listening,
+    opsUrl: opsServer.url,
     async stop() {
-      await links.stop();
+      await listening.stop();
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (!nc.isClosed()) await nc.drain();
+      await opsServer.stop();
     },
   };
 }

@@ -187,6 +187,7 @@ export class AcpAgent {
       contextWindow: model.contextWindow,
     });
     session.turn = turn;
+    this.#deps.turn.metrics.promptStarted();
     const onAbort = () => turn.cancel("the editor cancelled the request");
     signal.addEventListener("abort", onAbort, { once: true });
     if (session.record.title === undefined) {
@@ -203,6 +204,7 @@ export class AcpAgent {
       signal.removeEventListener("abort", onAbort);
       if (session.turn === turn) session.turn = undefined;
     }
+    this.#deps.turn.metrics.promptEnded(end.kind === "stop" ? end.stopReason : end.failure.kind);
     // A run that began appended the context; after a cancel or failure it may not have: read it back next time.
     session.contextDigest = end.kind === "stop" && end.stopReason !== "cancelled" ? prepared.contextDigest : undefined;
     void session.update({});

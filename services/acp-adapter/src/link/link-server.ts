@@ -18,6 +18,7 @@ import type { Logger } from "@byok/platform";
 import { LINK_HEADERS, parseReceivedHeader } from "@byok/resumable-link";
 import type { MemberKeyLookup } from "@byok/store-client";
 import type { TlsFiles } from "../config.ts";
+import type { AcpAdapterMetrics } from "../metrics.ts";
 import { ServerLink } from "./server-link.ts";
 
 export const LINK_PATH = "/acp";
@@ -31,6 +32,7 @@ export interface LinkServerOptions {
   verifyKey(key: string): Promise<MemberKeyLookup>;
   /** A new link of an authenticated member (not called for a resumed one). */
   onNewLink(link: ServerLink): void;
+  readonly metrics: AcpAdapterMetrics;
   readonly log: Logger;
 }
 
@@ -82,9 +84,11 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     switch (lookup.kind) {
       case "unknown":
         log.info("bridge refused: unknown or revoked member key");
+        options.metrics.linkEvent("refused_key");
         return refuse(socket, 401, "unknown or revoked member key");
       case "unavailable":
         log.warn({ reason: lookup.message }, "bridge refused: member keys cannot be checked now");
+        options.metrics.linkEvent("refused_unavailable");
         return refuse(socket, 503, "the gateway cannot check member keys right now; the bridge will try again");
       case "member":
         break;
@@ -102,6 +106,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     wss.handleUpgrade(req, socket, head, (ws) => {
       link.attach(ws, resumable ? received : 0, resumable);
       log.info({ link_id: link.id, member_id: memberId, resumed: resumable }, resumable ? "bridge link resumed" : "bridge link opened");
+      options.metrics.linkEvent(resumable ? "resumed" : "opened");
       if (!resumable) options.onNewLink(link);
     });
   }
@@ -113,7 +118,10 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
       resumeMs: options.resumeMs,
       pingMs: options.pingMs,
       log,
-      onEnded: (ended) => links.delete(ended.id),
+      onEnded: (ended) => {
+        links.delete(ended.id);
+        options.metrics.linkEvent("ended");
+      },
     });
     links.set(link.id, link);
     return link;

@@ -18,6 +18,8 @@ export interface PermissionPorts {
   allowedAlways(): ReadonlySet<string>;
   /** The member chose "always" for `key`: remember it with the session. */
   rememberAlways(key: string): void;
+  /** Every decision, for the metrics: `remembered` when an earlier "always" answered without asking. */
+  decided?(kind: "edit" | "execute", verdict: "allowed" | "allowed_always" | "rejected" | "cancelled" | "remembered"): void;
 }
 
 export const PERMISSION_OPTIONS = {
@@ -37,22 +39,32 @@ export function commandPermissionKey(command: string): string {
 }
 
 export async function askPermission(ports: PermissionPorts, key: string, scope: string, toolCall: ToolCallUpdate): Promise<PermissionVerdict> {
-  if (ports.allowedAlways().has(key)) return "allowed";
+  const kind = key === editPermissionKey() ? "edit" : "execute";
+  if (ports.allowedAlways().has(key)) {
+    ports.decided?.(kind, "remembered");
+    return "allowed";
+  }
   const options: PermissionOption[] = [
     { optionId: PERMISSION_OPTIONS.allowOnce, name: "Allow", kind: "allow_once" },
     { optionId: PERMISSION_OPTIONS.allowAlways, name: `Always allow ${scope}`, kind: "allow_always" },
     { optionId: PERMISSION_OPTIONS.reject, name: "Reject", kind: "reject_once" },
   ];
   const outcome = await ports.ask(toolCall, options);
-  if (outcome.outcome === "cancelled") return "cancelled";
+  if (outcome.outcome === "cancelled") {
+    ports.decided?.(kind, "cancelled");
+    return "cancelled";
+  }
   switch (outcome.optionId) {
     case PERMISSION_OPTIONS.allowOnce:
+      ports.decided?.(kind, "allowed");
       return "allowed";
     case PERMISSION_OPTIONS.allowAlways:
       ports.rememberAlways(key);
+      ports.decided?.(kind, "allowed_always");
       return "allowed";
     default:
       // Reject, or an option id we never offered: nothing runs without a clear yes.
+      ports.decided?.(kind, "rejected");
       return "rejected";
   }
 }

@@ -21,6 +21,7 @@ import type { SessionUpdate } from "../acp/acp-types.ts";
 import type { EditorClient } from "../acp/editor-client.ts";
 import { acpFailureOf, failureMessage } from "../acp/failures.ts";
 import type { ToolLimits } from "../config.ts";
+import type { AcpAdapterMetrics } from "../metrics.ts";
 import type { PermissionPorts } from "../tools/permissions.ts";
 import { runTool } from "../tools/run-tool.ts";
 import { errorMessage, failed, type ToolCallView, type ToolOutcome } from "../tools/tool-context.ts";
@@ -36,6 +37,7 @@ export interface TurnDeps {
   findRun(runId: RunId): Promise<RunRecord | undefined>;
   readonly timeouts: RunLifecycleTimeouts;
   readonly limits: ToolLimits;
+  readonly metrics: AcpAdapterMetrics;
   readonly log: Logger;
 }
 
@@ -178,6 +180,7 @@ export class PromptTurn {
       ask: (toolCall, options) => session.editor.requestPermission(sessionId, toolCall, options, this.#tools.signal),
       allowedAlways: () => session.allowedAlways(),
       rememberAlways: (key) => session.rememberAlways(key),
+      decided: (kind, verdict) => this.#deps.metrics.permission(kind, verdict),
     };
     const described = describeCall(call.name, call.argumentsJson);
     this.#show(call.callId, { title: described.title, locations: described.locations });
@@ -202,6 +205,7 @@ export class PromptTurn {
 
   #finishCall(roundId: string, call: ToolCallPart, outcome: ToolOutcome): void {
     if (!this.#ledger.finish(roundId, call.callId, outcome)) return;
+    this.#deps.metrics.toolCall(call.name, outcome.isError);
     this.#show(call.callId, { status: outcome.isError ? "failed" : "completed", ...outcome.view });
     this.#log.debug({ call_id: call.callId, tool: call.name, is_error: outcome.isError }, "tool call finished");
     this.#ledger.publish({ callId: call.callId, content: outcome.content, isError: outcome.isError });
