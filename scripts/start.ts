@@ -93,6 +93,8 @@ function serviceEnv(
     if (adapterUrl !== undefined) env["ADAPTER_URL"] = adapterUrl;
     env["CA_DIR"] ??= join(dataDir, "edge-proxy", "ca");
   }
+  // The OpenAI/Anthropic-compatible API (docs/inbound-api.md) is on by default locally.
+  if (service === "provider-gateway") env["INBOUND_PORT"] ??= "8090";
   const metricsBase = Number(base["METRICS_PORT_BASE"] || 9461);
   env["METRICS_PORT"] = String(metricsBase === 0 ? 0 : metricsBase + METRICS_SERVICES.indexOf(service));
   return env;

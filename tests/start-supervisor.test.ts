@@ -56,6 +56,7 @@ describe("npm start", () => {
     ACP_PORT: "0",
     PROXY_HOST: "127.0.0.1",
     PROXY_PORT: "0",
+    INBOUND_PORT: "0",
     UPSTREAM_ORIGIN: "http://127.0.0.1:9",
     LOG_FORMAT: "json",
     LOG_LEVEL: "info",

@@ -111,6 +111,8 @@ type StoreResponse<K extends keyof StoreOperations> = MessageShape<StoreOperatio
 
 export interface GatewayHarness {
   readonly adapterUrl: string;
+  /** The provider gateway's OpenAI/Anthropic-compatible API, when started with env.providerGateway.INBOUND_PORT. */
+  readonly inboundUrl: string | undefined;
   readonly llm: MockLlm;
   readonly db: TestDatabase;
   readonly bus: TestBus;
@@ -302,6 +304,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
 
     return {
       adapterUrl: adapter.url,
+      inboundUrl: gateway.inboundUrl,
       llm,
       db,
       bus,
