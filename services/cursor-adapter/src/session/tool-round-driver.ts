@@ -6,12 +6,13 @@
  * ClientCommand{tool_result} to the run owner. Results are published one at a
  * time, in the order the calls finished.
  *
- * A round is known by its id: a repeated ExecuteToolRound (new owner after
- * failover) dispatches only calls this session has not started. A gateway-side
- * tool (WebFetch, WebSearch) whose call already has a committed result in the
- * conversation (a client resume re-running its staged round) reuses it: no new
- * approval, no new fetch. The driver also keeps the conversation state tools
- * change (read paths, todos, MCP routes, mode, plan) for the settled checkpoint.
+ * A round is known by its id (the shared ToolRoundLedger of @byok/run-client):
+ * a repeated ExecuteToolRound (new owner after failover) dispatches only calls
+ * this session has not started. A gateway-side tool (WebFetch, WebSearch) of
+ * the round a resume re-created whose call already has a committed result in
+ * the conversation reuses it: no new approval, no new fetch. The driver also
+ * keeps the conversation state tools change (read paths, todos, MCP routes,
+ * mode, plan) for the settled checkpoint.
  */
 import type { ToolCallPart } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
@@ -24,7 +25,7 @@ import { planToolCall } from "../tools/plan-tool-call.ts";
 import type { CommittedResult, ToolOutcome, ToolPlan, ToolPlanContext } from "../tools/types.ts";
 import type { WebTools } from "../tools/web-tools.ts";
 import type { ExecWire, WireProgress } from "./exec-wire.ts";
-import type { ToolResultInit } from "./run-bus.ts";
+import { ToolRoundLedger, type ToolResultInit, type ToolRound } from "@byok/run-client";
 
 export interface ToolRoundDriverPorts {
   conversationId: string;
@@ -47,20 +48,18 @@ export interface ToolRoundDriverPorts {
   log: Logger;
 }
 
-interface RoundState {
-  readonly roundId: string;
+interface RoundInfo {
   /** Card started_at_ms and the staged checkpoint's pendingToolCallStartedAtMs. */
   readonly startedAtMs: number;
-  readonly calls: readonly ToolCallPart[];
   /** The round a resume re-created from the client's staged checkpoint. */
   readonly resumed: boolean;
-  readonly dispatched: Set<string>;
-  readonly outcomes: Map<string, ToolOutcome>;
 }
+
+type RoundState = ToolRound<RoundInfo, ToolOutcome>;
 
 export class ToolRoundDriver {
   readonly #ports: ToolRoundDriverPorts;
-  readonly #rounds = new Map<string, RoundState>();
+  readonly #rounds: ToolRoundLedger<RoundInfo, ToolOutcome>;
   readonly #allowedToolNames: ReadonlySet<string>;
   #readPaths: string[];
   #todos: tools.TodoItem[];
@@ -69,10 +68,10 @@ export class ToolRoundDriver {
   #plan: string | undefined;
   #stepUpdates = 0;
   #resumedRoundUsed = false;
-  #publishing: Promise<void> = Promise.resolve();
 
   constructor(ports: ToolRoundDriverPorts) {
     this.#ports = ports;
+    this.#rounds = new ToolRoundLedger({ publishResult: ports.publishResult, publishFailed: ports.publishFailed, ended: ports.ended });
     this.#allowedToolNames = new Set(ports.setup.toolNames);
     this.#readPaths = [...ports.readPaths];
     this.#todos = [...ports.setup.todos];
@@ -84,18 +83,14 @@ export class ToolRoundDriver {
    * staged checkpoint: that one keeps the checkpoint's time.
    */
   beginRound(roundId: string, calls: readonly ToolCallPart[]): { startedAtMs: number } {
-    return this.#round(roundId, calls);
+    return { startedAtMs: this.#round(roundId, calls).info.startedAtMs };
   }
 
   /** ExecuteToolRound: starts every call of the round this session has not started yet. */
   execute(roundId: string, calls: readonly ToolCallPart[]): void {
     if (!this.#rounds.has(roundId)) this.#ports.log.info({ round_id: roundId }, "tool round executed without a staged commit in this session");
     const round = this.#round(roundId, calls);
-    for (const call of calls) {
-      if (round.dispatched.has(call.callId)) continue;
-      round.dispatched.add(call.callId);
-      this.#dispatch(round, call);
-    }
+    for (const call of this.#rounds.dispatch(roundId, calls)) this.#dispatch(round, call);
   }
 
   /** The round's calls (from its staged assistant or its ExecuteToolRound), in model order. */
@@ -127,8 +122,8 @@ export class ToolRoundDriver {
     return this.#plan;
   }
 
-  /** The resumed round's original start time, or now (and whether this is the resumed round). */
-  #startOf(calls: readonly ToolCallPart[]): { startedAtMs: number; resumed: boolean } {
+  /** The resumed round's original start time (and that it is the resumed round), else now. */
+  #infoOf(calls: readonly ToolCallPart[]): RoundInfo {
     const resumed = this.#ports.setup.resumedRound;
     if (resumed !== undefined && !this.#resumedRoundUsed && sameIds(resumed.callIds, calls.map((c) => c.callId))) {
       this.#resumedRoundUsed = true;
@@ -138,11 +133,7 @@ export class ToolRoundDriver {
   }
 
   #round(roundId: string, calls: readonly ToolCallPart[]): RoundState {
-    const known = this.#rounds.get(roundId);
-    if (known !== undefined) return known;
-    const round: RoundState = { roundId, ...this.#startOf(calls), calls, dispatched: new Set(), outcomes: new Map() };
-    this.#rounds.set(roundId, round);
-    return round;
+    return this.#rounds.round(roundId, calls, () => this.#infoOf(calls));
   }
 
   #dispatch(round: RoundState, call: ToolCallPart): void {
@@ -158,7 +149,7 @@ export class ToolRoundDriver {
         return;
       case "interaction":
         // Only a round re-created from the client's staged checkpoint can hold calls an earlier run already did.
-        if (plan.reuse === undefined || !round.resumed) wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
+        if (plan.reuse === undefined || !round.info.resumed) wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
         else this.#reuseOrAsk(round, call, modelCallId, plan, plan.reuse, onProgress);
         return;
       case "server":
@@ -212,7 +203,7 @@ export class ToolRoundDriver {
       subagents: setup.subagents,
       stepUpdates: this.#stepUpdates,
       web: this.#ports.web,
-      startedAtMs: round.startedAtMs,
+      startedAtMs: round.info.startedAtMs,
       now: this.#ports.now,
     };
   }
@@ -233,8 +224,7 @@ export class ToolRoundDriver {
   }
 
   #complete(round: RoundState, callId: string, modelCallId: string, outcome: ToolOutcome): void {
-    if (this.#ports.ended() || round.outcomes.has(callId)) return;
-    round.outcomes.set(callId, outcome);
+    if (!this.#rounds.finish(round.roundId, callId, outcome)) return;
     this.#update(toolCallCompletedUpdate(callId, outcome.toolCall, modelCallId));
     for (const effect of outcome.effects) {
       switch (effect.kind) {
@@ -270,14 +260,7 @@ export class ToolRoundDriver {
     }
     this.#ports.log.debug({ call_id: callId, is_error: outcome.isError, round_id: round.roundId }, "tool call completed");
     const result: ToolResultInit = { callId, content: outcome.content, isError: outcome.isError };
-    this.#publishing = this.#publishing.then(async () => {
-      if (this.#ports.ended()) return;
-      try {
-        await this.#ports.publishResult(result);
-      } catch (error) {
-        this.#ports.publishFailed(error);
-      }
-    });
+    this.#rounds.publish(result);
   }
 
   #update(update: ToolInteractionUpdate): void {
