@@ -32,6 +32,14 @@ export interface BusNames {
   edgeRouteQuery(requestId: RunId): string;
   /** Every route query (each edge proxy listens; the one that knows the route answers). */
   readonly allEdgeRouteQueries: string;
+  /** NATS KV bucket of the provider gateway's HTTP front: replay state its clients cannot carry. */
+  readonly inboundReplayBucket: string;
+  /**
+   * JetStream key-value bucket in which one client adapter keeps its own
+   * per-session state (what its protocol needs beyond the stored history);
+   * `client` is the adapter's short name ([a-z0-9]+).
+   */
+  clientSessionsBucket(client: string): string;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -64,6 +72,11 @@ export function busNames(prefix = "byok"): BusNames {
     edgeRoute: (requestId) => `${prefix}.edge.route.${assertSubjectToken(requestId, "request id")}`,
     edgeRouteQuery: (requestId) => `${prefix}.edge.route-query.${assertSubjectToken(requestId, "request id")}`,
     allEdgeRouteQueries: `${prefix}.edge.route-query.*`,
+    inboundReplayBucket: `${upper}_INBOUND_REPLAY`,
+    clientSessionsBucket: (client) => {
+      if (!/^[a-z0-9]+$/.test(client)) throw new Error(`client name is not [a-z0-9]+: ${JSON.stringify(client)}`);
+      return `${upper}_SESSIONS_${client.toUpperCase()}`;
+    },
   };
 }
 

@@ -12,6 +12,7 @@ import { createCursorAdapterMetrics } from "./metrics.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
 import { natsPeerLink } from "./transport/nats-peer-link.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
+import { createMarkdownPool, type PageConverter } from "./web/markdown-pool.ts";
 
 export interface CursorAdapterOverrides {
   log?: Logger;
@@ -38,6 +39,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
   });
 
   let nc: NatsConnection | undefined;
+  let converter: PageConverter | undefined;
   let factory = overrides.sessionFactory;
   if (!factory) {
     nc = await connectNats(config.natsUrl, "cursor-adapter", log);
@@ -48,11 +50,14 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       await nc.close();
       throw new Error(`cannot set up the run streams on NATS: ${(err as Error).message}`, { cause: err });
     }
+    converter = createMarkdownPool();
     factory = createRunSessionFactory({
       nc,
       names,
       log,
       models,
+      web: config.web,
+      converter,
       promptDir: join(config.promptDir, "cursor"),
       timeouts: config.timeouts,
       metrics,
@@ -77,6 +82,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
     ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed() });
   } catch (err) {
     await server?.stop();
+    await converter?.close();
     await nc?.close();
     throw err;
   }
@@ -92,6 +98,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (connection && !connection.isClosed()) await connection.drain();
       await opsServer.stop();
+      await converter?.close();
     },
   };
 }

@@ -35,6 +35,8 @@ export interface MemberUsageRow {
   readonly completed: number;
   readonly failed: number;
   readonly cancelled: number;
+  /** Runs started by another run's Task (sub-agents); they are counted in `runs` too. */
+  readonly subagentRuns: number;
   readonly tokens: Readonly<Record<TokenField, TokenSum>>;
 }
 
@@ -47,6 +49,7 @@ type MemberUsageDbRow = TokenColumns & {
   completed: string;
   failed: string;
   cancelled: string;
+  subagent_runs: string;
 };
 
 // Field names are the protobuf JSON names runs.usage is stored with (run-rows.ts usageToJson).
@@ -60,6 +63,7 @@ SELECT r.member_id, m.name,
        count(*) FILTER (WHERE r.status = 'completed') AS completed,
        count(*) FILTER (WHERE r.status = 'failed') AS failed,
        count(*) FILTER (WHERE r.status = 'cancelled') AS cancelled,
+       count(*) FILTER (WHERE r.parent_run_id IS NOT NULL) AS subagent_runs,
        ${TOKEN_SELECTS}
   FROM runs r
   LEFT JOIN members m ON m.id::text = r.member_id
@@ -89,6 +93,7 @@ function fromDb(row: MemberUsageDbRow): MemberUsageRow {
     completed: Number(row.completed),
     failed: Number(row.failed),
     cancelled: Number(row.cancelled),
+    subagentRuns: Number(row.subagent_runs),
     tokens,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The admin `usage` report as a plain-text table: one line per member, token
- * sums as the providers reported them. A sum that covers only some of the
+ * sums as the providers reported them. SUBAGENTS counts the runs (among RUNS)
+ * that another run of the member started through Task. A sum that covers only some of the
  * member's runs says so ("300 (2/4)"); a field no run reported is "-", never 0.
  */
 import type { MemberUsage } from "@byok/contracts";
@@ -15,7 +16,7 @@ const TOKEN_COLUMNS: ReadonlyArray<readonly [string, TokenField]> = [
   ["REASONING", "reasoningTokens"],
 ];
 
-const HEADER = ["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", ...TOKEN_COLUMNS.map(([title]) => title)];
+const HEADER = ["MEMBER", "NAME", "RUNS", "SUBAGENTS", "COMPLETED", "FAILED", "CANCELLED", ...TOKEN_COLUMNS.map(([title]) => title)];
 /** MEMBER and NAME are left-aligned, the counts right-aligned. */
 const TEXT_COLUMNS = 2;
 
@@ -38,6 +39,7 @@ function cells(row: MemberUsage): string[] {
     row.memberId,
     row.name || "-",
     count(row.runs),
+    count(row.subagentRuns),
     count(row.completed),
     count(row.failed),
     count(row.cancelled),

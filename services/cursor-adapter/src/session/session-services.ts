@@ -1,30 +1,28 @@
-/** What every session of one factory shares: deps, prompt assets, store client, stream setup. */
-import { ensureRunStreams } from "@byok/platform";
+/** What every session of one factory shares: deps, prompt assets, store client, web tools, stream setup. */
+import { runStreamsOnce, type EnsureRunStreams } from "@byok/run-client";
 import { StoreClient } from "@byok/store-client";
 import { PromptAssets } from "../prompting/prompt-assets.ts";
+import type { WebTools } from "../tools/web-tools.ts";
+import { createGatewayWebTools } from "../web/gateway-web-tools.ts";
 import type { SessionDeps } from "./deps.ts";
-import { BusPublishError } from "./run-bus.ts";
 
 export interface SessionServices {
   deps: SessionDeps;
   prompts: PromptAssets;
   store: StoreClient;
+  /** WebFetch / WebSearch on the gateway (pages cached per conversation). */
+  web: WebTools;
   /** Creates/updates the run JetStream streams once per factory (retried after a failure). */
-  ensureStreams(): Promise<void>;
+  ensureStreams: EnsureRunStreams;
 }
 
 export function createSessionServices(deps: SessionDeps): SessionServices {
-  let streams: Promise<void> | undefined;
+  const store = new StoreClient(deps.nc, deps.names, { timeoutMs: deps.timeouts.storeMs });
   return {
     deps,
     prompts: new PromptAssets(deps.promptDir),
-    store: new StoreClient(deps.nc, deps.names, { timeoutMs: deps.timeouts.storeMs }),
-    ensureStreams() {
-      streams ??= ensureRunStreams(deps.nc, deps.names).catch((cause: unknown) => {
-        streams = undefined;
-        throw new BusPublishError(`cannot set up the run streams: ${(cause as Error).message}`, { cause });
-      });
-      return streams;
-    },
+    store,
+    web: createGatewayWebTools(deps.web, { store, converter: deps.converter, log: deps.log.child({ component: "web-tools" }) }),
+    ensureStreams: runStreamsOnce(deps.nc, deps.names),
   };
 }

@@ -154,7 +154,9 @@ async function prepare(runRequest: agent.AgentRunRequest, kvBlobs: ReadonlyMap<s
       runId: parseRunId("fuzz-run"),
       memberId: parseMemberId("local"),
       runRequest,
+      headers: {},
       models,
+      web: { fetchEnabled: true, searchEnabled: true },
       prompts,
       blobSources: {
         prefetched: new Map(runRequest.preFetchedBlobs.map((b) => [Buffer.from(b.id).toString("hex"), b.value])),
@@ -172,11 +174,13 @@ async function prepare(runRequest: agent.AgentRunRequest, kvBlobs: ReadonlyMap<s
 }
 
 function feedExecWire(message: agent.AgentClientMessage): void {
-  const wire = new ExecWire({ send: () => {}, protocolError: () => {}, log });
+  const failures: unknown[] = [];
+  const wire = new ExecWire({ send: () => {}, protocolError: () => {}, workFailed: (error) => void failures.push(error), log });
   const m = message.message;
   if (m.case === "execClientMessage") wire.onExecMessage(m.value);
   else if (m.case === "execClientControlMessage") wire.onExecControl(m.value);
   else if (m.case === "interactionResponse") wire.onInteractionResponse(m.value);
+  if (failures.length > 0) throw failures[0];
 }
 
 const clientMessages = fuzzTarget({
