@@ -15,7 +15,7 @@
 import { Kvm, type KV } from "@nats-io/kv";
 import { z } from "zod";
 import type { BusNames, MemberId } from "@byok/contracts";
-import type { NatsConnection } from "@byok/platform";
+import { autoStreamReplicas, type NatsConnection } from "@byok/platform";
 import { ACP_MODES } from "./session-modes.ts";
 
 const recordSchema = z.object({
@@ -58,7 +58,8 @@ export interface SessionDirectory {
 export async function openSessionDirectory(nc: NatsConnection, names: BusNames): Promise<SessionDirectory> {
   let kv: KV;
   try {
-    kv = await new Kvm(nc).create(names.clientSessionsBucket("acp"), { history: 1 });
+    // Replicated like the run streams: 3 on a cluster of three servers.
+    kv = await new Kvm(nc).create(names.clientSessionsBucket("acp"), { history: 1, replicas: autoStreamReplicas(nc.info) });
   } catch (cause) {
     throw new SessionDirectoryError(`cannot open the ACP session bucket: ${(cause as Error).message}`, { cause });
   }

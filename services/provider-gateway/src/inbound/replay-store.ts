@@ -26,7 +26,7 @@
 import { createHash } from "node:crypto";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { AssistantMessageSchema, type AssistantMessage } from "@byok/contracts";
-import type { Logger, NatsConnection } from "@byok/platform";
+import { autoStreamReplicas, type Logger, type NatsConnection } from "@byok/platform";
 import { Kvm, type KV } from "@nats-io/kv";
 
 export interface ReplayStore {
@@ -98,7 +98,8 @@ const LOCAL_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** The KV bucket (created when missing) behind a local cache. */
 export async function natsReplayStore(nc: NatsConnection, bucket: string, ttlMs: number, log: Logger): Promise<ReplayStore> {
-  const kv: KV = await new Kvm(nc).create(bucket, { ttl: ttlMs, history: 1 });
+  // Replicated like the run streams: 3 on a cluster of three servers (a new bucket; an existing one keeps its replicas).
+  const kv: KV = await new Kvm(nc).create(bucket, { ttl: ttlMs, history: 1, replicas: autoStreamReplicas(nc.info) });
   const cache = new LocalCache(LOCAL_CACHE_BYTES);
   return {
     async get(key) {
