@@ -15,6 +15,7 @@ import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandOf, readComposeYaml } from "./compose/compose-file.ts";
+import { waitFor } from "@byok/test-support/infra";
 import { freePort, TestProcesses } from "./failover-support.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -78,18 +79,16 @@ describe("infra/compose.nats-cluster.yml", () => {
     expect(names.size).toBe(NODES.length);
     const nc = await connect({ servers: NODES.map((n) => `nats://127.0.0.1:${ports.get(n)!.client}`) });
     try {
-      const deadline = Date.now() + 20_000;
-      for (;;) {
+      // Until the nodes elected a meta leader, JetStream requests fail: ask again until one places the stream.
+      const info = await waitFor(async () => {
         try {
           const jsm = await jetstreamManager(nc, { timeout: 2_000 });
-          const info = await jsm.streams.add({ name: "COMPOSE_CLUSTER", subjects: ["compose-cluster.>"], num_replicas: 3 });
-          expect(info.cluster?.replicas ?? []).toHaveLength(2);
-          break;
-        } catch (err) {
-          if (Date.now() > deadline) throw err;
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          return await jsm.streams.add({ name: "COMPOSE_CLUSTER", subjects: ["compose-cluster.>"], num_replicas: 3 });
+        } catch {
+          return undefined;
         }
-      }
+      }, "an R3 stream on the compose cluster", 20_000);
+      expect(info.cluster?.replicas ?? []).toHaveLength(2);
       expect(nc.info?.connect_urls).toHaveLength(3);
     } finally {
       await nc.close();
