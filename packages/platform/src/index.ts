@@ -1,7 +1,7 @@
 /**
  * @byok/platform: what every service needs besides the bus contract: logger,
  * configuration parsing, the gateway config file, the NATS connection, typed
- * request/reply, the run streams and the process lifecycle.
+ * request/reply, the run streams, the process lifecycle and exact USD amounts.
  */
 export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
 export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
@@ -16,3 +16,4 @@ export type { Logger, LoggerOptions } from "./logger.ts";
 export { connectNats } from "./nats.ts";
 export type { NatsConnection } from "./nats.ts";
 export { ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
+export { PICO_PER_USD, ceilDiv, formatUsd, parsePricePerMillion, parseUsd } from "./usd.ts";

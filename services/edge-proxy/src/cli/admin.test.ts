@@ -23,7 +23,7 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberStoreClient & { usa
     async createMember(name) {
       const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
       members.set(member.memberId, member);
-      return { member, key: `key-${member.memberId}` };
+      return { member, key: `key-${member.memberId}`, keyId: `k-${member.memberId}` };
     },
     async revokeMember(memberId) {
       const m = members.get(memberId);
