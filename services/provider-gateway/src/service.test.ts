@@ -42,7 +42,7 @@ afterEach(async () => {
 
 async function startGateway(env: Record<string, string> = {}, overrides: Pick<ProviderGatewayOverrides, "accounting"> = {}): Promise<void> {
   const config = loadConfig(
-    { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ...env },
+    { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ACCOUNTING: "off", ...env },
     {
       providers: {
         openai: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: "TEAM_OPENAI_KEY", headers: {}, maxAttempts: 1, headersTimeoutMs: 30_000 },

@@ -2,11 +2,17 @@
  * The provider gateway: binds every configured route to its endpoint adapter
  * (SDK clients with the keys, which never leave this process) and serves
  * model calls on the bus. `startProviderGateway` runs the real service
- * in-process (main.ts, the supervisor and tests).
+ * in-process (main.ts, the supervisor and tests). Every call passes the call
+ * accounting: StoreAccounting (budgets, limits, ledger through the store)
+ * unless ACCOUNTING=off or the caller hands in its own.
  */
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, type Logger, type NatsConnection } from "@byok/platform";
+import { StoreClient } from "@byok/store-client";
 import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
+import { StoreAccounting, type AccountingObserver } from "./accounting/store-accounting.ts";
 import { noCallMetrics, type CallMetrics } from "./accounting/call-metrics.ts";
 import { bindRoutes } from "./adapters/index.ts";
 import type { ProviderGatewayConfig } from "./config.ts";
@@ -18,8 +24,10 @@ export interface ProviderGatewayOverrides {
   /** Use this connection instead of opening one (it is not closed on stop). */
   readonly nc?: NatsConnection;
   readonly backoff?: ModelCallOptions["backoff"];
-  /** Budgets, limits and ledger (default: pass-through, admits everything). */
+  /** Budgets, limits and ledger (default: StoreAccounting, or pass-through with ACCOUNTING=off). */
   readonly accounting?: CallAccounting;
+  /** Hears the default accounting's costs and refusals (metrics). */
+  readonly accountingObserver?: AccountingObserver;
   readonly metrics?: CallMetrics;
 }
 
@@ -32,15 +40,30 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
   const log = overrides.log ?? createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.debugContent });
   const adapters = bindRoutes(config.routes, log);
   const nc = overrides.nc ?? (await connectNats(config.natsUrl, "provider-gateway", log));
+  const names = busNames(config.busPrefix);
+  const storeAccounting =
+    overrides.accounting !== undefined || config.accounting === undefined
+      ? undefined
+      : new StoreAccounting({
+          store: new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs }),
+          models: config.accounting.models,
+          holder: config.accounting.holder ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
+          policyTtlMs: config.accounting.policyTtlMs,
+          leaseTtlMs: config.accounting.leaseTtlMs,
+          leaseIdleMs: config.accounting.leaseIdleMs,
+          leaseCalls: config.accounting.leaseCalls,
+          log: log.child({ component: "accounting" }),
+          ...(overrides.accountingObserver === undefined ? {} : { observer: overrides.accountingObserver }),
+        });
   const server = serveModelCalls({
     nc,
-    names: busNames(config.busPrefix),
+    names,
     adapters,
     log,
     keepaliveMs: config.keepaliveMs,
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
-    accounting: overrides.accounting ?? passThroughAccounting,
+    accounting: overrides.accounting ?? storeAccounting ?? passThroughAccounting,
     metrics: overrides.metrics ?? noCallMetrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });
@@ -51,6 +74,8 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     inFlight: () => server.inFlight(),
     async stop() {
       await server.stop();
+      // Every call has settled: write the ledger backlog and return the leases while the bus is still up.
+      await storeAccounting?.close();
       if (overrides.nc === undefined) await nc.drain();
     },
   };
