@@ -26,6 +26,8 @@ const envSchema = commonEnvSchema.extend({
   /** How long an ended request id is remembered (late appends are acknowledged and dropped). */
   END_GRACE_MS: wholeNumber(60_000, 1),
   STORE_TIMEOUT_MS: wholeNumber(10_000, 1),
+  /** How long a member's model list (the models its team allows) is cached. */
+  MODEL_LIST_TTL_MS: wholeNumber(10_000, 1),
   BLOB_ACK_TIMEOUT_MS: wholeNumber(30_000, 1),
   KV_GET_TIMEOUT_MS: wholeNumber(30_000, 1),
   /** A running run silent for this long (no state or client event) has its status read from the store. */
@@ -46,6 +48,7 @@ export interface CursorAdapterConfig {
   runWaitMs: number;
   endGraceMs: number;
   promptDir: string;
+  modelListTtlMs: number;
   timeouts: { storeMs: number; blobAckMs: number; kvGetMs: number; runStatusCheckMs: number };
 }
 
@@ -63,6 +66,7 @@ export function loadConfig(env: Env): CursorAdapterConfig {
     runWaitMs: e.RUN_WAIT_MS,
     endGraceMs: e.END_GRACE_MS,
     promptDir: e.PROMPT_DIR,
+    modelListTtlMs: e.MODEL_LIST_TTL_MS,
     timeouts: { storeMs: e.STORE_TIMEOUT_MS, blobAckMs: e.BLOB_ACK_TIMEOUT_MS, kvGetMs: e.KV_GET_TIMEOUT_MS, runStatusCheckMs: e.RUN_STATUS_CHECK_MS },
   };
 }
