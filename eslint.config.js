@@ -1,7 +1,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const SERVICES = ["cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
+const SERVICES = ["admin", "cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
 /** Services that never learn a client protocol. */
 const CURSOR_FREE = new Set(["run-worker", "provider-gateway", "store"]);
 /** Test code inside services and packages: it may start another service through its entry module (e.g. a real store). */
@@ -28,7 +28,7 @@ function serviceImportRules(service, { entry }) {
 }
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", "coverage/**"] },
+  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", ".tmp/**", "coverage/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -46,7 +46,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/src/main.ts", "scripts/**", "tests/**", "bench/**", "vitest.config.ts", "**/*.test.ts"],
+    files: ["**/src/main.ts", "services/*/src/cli/**/main.ts", "packages/local-infra/src/embedded-postgres-main.ts", "scripts/**", "tests/**", "bench/**", "packages/test-support/**", "vitest.config.ts", "**/*.test.ts"],
     rules: { "no-restricted-properties": "off" },
   },
   ...SERVICES.flatMap((service) => [
@@ -54,7 +54,26 @@ export default tseslint.config(
     { files: TEST_CODE.map((glob) => `services/${service}/${glob}`), rules: serviceImportRules(service, { entry: false }) },
   ]),
   {
+    // Tests never sleep for a fixed time: they wait on the condition or advance a fake clock
+    // (ManualClock from @byok/test-support, or vi.useFakeTimers()).
+    files: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "warn",
+        {
+          selector: "NewExpression[callee.name='Promise'] CallExpression[callee.name='setTimeout'][arguments.0.type='Identifier']",
+          message: "A fixed sleep in a test: wait on the condition (waitFor) or advance a fake clock instead.",
+        },
+        {
+          selector: "ImportDeclaration[source.value=/^(node:)?timers\\u002Fpromises$/]",
+          message: "A fixed sleep in a test: wait on the condition (waitFor) or advance a fake clock instead.",
+        },
+      ],
+    },
+  },
+  {
     files: ["packages/**"],
+    ignores: ["packages/test-support/**"],
     rules: {
       "no-restricted-imports": [
         "error",
@@ -63,7 +82,15 @@ export default tseslint.config(
     },
   },
   {
+    // The shared test kit starts real services through their packages, never by relative path.
+    files: ["packages/test-support/**"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["**/services/**"], message: "Reach a service through its package (@byok/<service>/...), not its source path." }] }],
+    },
+  },
+  {
     files: TEST_CODE.map((glob) => `packages/${glob}`),
+    ignores: ["packages/test-support/**"],
     rules: {
       "no-restricted-imports": [
         "error",

@@ -21,10 +21,11 @@
  */
 import { performance } from "node:perf_hooks";
 import OpenAI from "openai";
-import { readChatFixture } from "../tests/support/chat-fixture.ts";
-import type { FakeConversation, FakeCursorClient, RunResult, TimelineEntry } from "../tests/support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "../tests/support/gateway-harness.ts";
-import { providerFixture, type MockLlm } from "../tests/support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import type { FakeConversation, FakeCursorClient, RunResult, TimelineEntry } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import type { MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 import {
   comparisonTable,
   formatMs,

@@ -20,10 +20,10 @@ import { aiserver } from "@byok/cursor-protocol";
 import { parsePricePerMillion, parseUsd } from "@byok/platform";
 import { estimateRequestTokens } from "../services/provider-gateway/src/accounting/estimate-tokens.ts";
 import { TestProcesses } from "./failover-support.ts";
-import type { RunResult } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { waitFor } from "./support/infra.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import type { RunResult } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { waitFor } from "@byok/test-support/infra";
+import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 /** What the fixture reports: prompt_tokens 14, completion_tokens 30 (reasoning 0). */

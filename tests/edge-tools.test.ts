@@ -10,8 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Message } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
-import type { CheckpointRecord, CursorRun, ExecContext } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import type { CheckpointRecord, CursorRun, ExecContext } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import {
   afterLastUser,
   chatMessages,

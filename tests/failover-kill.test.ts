@@ -11,8 +11,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { RunStatus } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { waitFor } from "@byok/test-support/infra";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 

@@ -17,9 +17,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FailureKind, RunStatus, type Message } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
-import type { CursorRun, RunResult } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { waitFor } from "@byok/test-support/infra";
+import type { CursorRun, RunResult } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivateNatsServer, TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 

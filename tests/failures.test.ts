@@ -7,11 +7,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import { agent, aiserver } from "@byok/cursor-protocol";
-import { waitFor } from "./support/infra.ts";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { buildRunRequest, emptyConversationState, type FakeConversation, type RunResult } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import { waitFor } from "@byok/test-support/infra";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { buildRunRequest, emptyConversationState, type FakeConversation, type RunResult } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const expected = readChatFixture(TEXT_FIXTURE);

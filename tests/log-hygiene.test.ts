@@ -7,9 +7,9 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { tools } from "@byok/cursor-protocol";
-import type { ExecContext } from "./support/fake-cursor/index.ts";
-import { HARNESS_MOCK_KEY_ENV, startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import type { LogCapture } from "./support/service-logger.ts";
+import type { ExecContext } from "@byok/test-support/fake-cursor";
+import { HARNESS_MOCK_KEY_ENV, startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import type { LogCapture } from "@byok/test-support/service-logger";
 import { enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 describe("log hygiene", () => {

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { RunStatus } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
+import { waitFor } from "@byok/test-support/infra";
 import { startStack, stopStacks, textAnswer, toolCalls, prepared, runRecord } from "./run-worker-support.ts";
 
 afterEach(stopStacks);

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { CommitCause, FailureKind, ModelFailureKind, RunStatus } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
+import { waitFor } from "@byok/test-support/infra";
 import { startStack, stopStacks, textAnswer, toolCalls, prepared, committed, textOf, runRecord } from "./run-worker-support.ts";
 
 afterEach(stopStacks);

@@ -23,17 +23,17 @@ import {
   type StateEvent,
   type StoreOperations,
 } from "@byok/contracts";
-import { busRequest, parseGatewayConfig } from "@byok/platform";
+import { busRequest } from "@byok/platform";
 import { loadConfig as loadStoreConfig } from "../services/store/src/config.ts";
 import { startStore } from "../services/store/src/service.ts";
 import { loadConfig as loadGatewayConfig } from "../services/provider-gateway/src/config.ts";
 import { startProviderGateway } from "../services/provider-gateway/src/service.ts";
 import { loadConfig as loadWorkerConfig } from "../services/run-worker/src/config.ts";
 import { startRunWorker, type RunWorker } from "../services/run-worker/src/service.ts";
-import { createTestBus, createTestDatabase } from "./support/infra.ts";
-import { startMockLlm, type MockLlm } from "./support/mock-llm.ts";
-import { startRunClientDouble, type RunClientDouble } from "./support/run-client-double.ts";
-import { serviceLogger } from "./support/service-logger.ts";
+import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { startRunClientDouble, type RunClientDouble } from "./run-client-double.ts";
+import { serviceLogger } from "@byok/test-support/service-logger";
 
 const MODEL_ID = "byok-run-worker-test";
 const KEY_ENV = "RUN_WORKER_TEST_LLM_KEY";
@@ -96,14 +96,13 @@ export async function startStack(options: { workers?: number; workerEnv?: Record
 
   const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url }), { log: serviceLogger("store") });
   cleanups.push(() => store.stop());
-  const gatewayConfig = parseGatewayConfig(
-    {
-      providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: KEY_ENV, maxAttempts: 1 } },
-      models: [{ id: MODEL_ID, displayName: "Run worker test model", provider: "mock", upstreamModel: "gpt-4o" }],
-    },
-    "run-worker test",
-  );
-  const gateway = await startProviderGateway(loadGatewayConfig({ ...busEnv, [KEY_ENV]: "mock-key-not-a-secret" }, gatewayConfig), { log: serviceLogger("provider-gateway") });
+  const gatewayConfig = JSON.stringify({
+    providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: KEY_ENV, maxAttempts: 1 } },
+    models: [{ id: MODEL_ID, displayName: "Run worker test model", provider: "mock", upstreamModel: "gpt-4o" }],
+  });
+  const gateway = await startProviderGateway(loadGatewayConfig({ ...busEnv, [KEY_ENV]: "mock-key-not-a-secret" }, () => gatewayConfig), {
+    log: serviceLogger("provider-gateway"),
+  });
   cleanups.push(() => gateway.stop());
 
   const workers: RunWorker[] = [];

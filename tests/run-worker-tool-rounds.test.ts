@@ -7,8 +7,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { CommitCause, RunStatus, type Message } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
-import type { RunHooks } from "./support/run-client-double.ts";
+import { waitFor } from "@byok/test-support/infra";
+import type { RunHooks } from "./run-client-double.ts";
 import { startStack, stopStacks, textAnswer, toolCalls, userText, prepared, committed, textOf, runRecord, llmMessages } from "./run-worker-support.ts";
 
 afterEach(stopStacks);

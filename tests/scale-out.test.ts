@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RunStatus } from "@byok/contracts";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const expected = readChatFixture(TEXT_FIXTURE);

@@ -8,10 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { toBinary } from "@bufbuild/protobuf";
 import { RunStatus } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
-import { readChatFixture } from "./support/chat-fixture.ts";
-import { type CheckpointRecord, type RunResult, type TimelineEntry } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { type CheckpointRecord, type RunResult, type TimelineEntry } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const expected = readChatFixture(TEXT_FIXTURE);

@@ -7,8 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { tools } from "@byok/cursor-protocol";
-import type { ExecContext } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import type { ExecContext } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { afterLastUser, chatMessages, completedCard, enqueueChat, execArgs, finishedOk, readNotFound, readSuccess, textOf, toolUpdates, writeSuccess } from "./tools-support.ts";
 
 const CRLF_FILE = "/home/dev/project/win.ts";

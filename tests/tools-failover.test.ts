@@ -5,8 +5,8 @@
  * still one staged and one settled checkpoint for the round, and the answer.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { waitFor } from "./support/infra.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { waitFor } from "@byok/test-support/infra";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 describe("tool round across a worker handover", () => {

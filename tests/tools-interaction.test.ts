@@ -7,8 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
 import { tools } from "@byok/cursor-protocol";
-import type { QueryContext } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import type { QueryContext } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { afterLastUser, chatMessages, completedCard, enqueueChat, finishedOk, textOf, toolUpdates } from "./tools-support.ts";
 
 describe("interaction and server-side tools end to end", () => {

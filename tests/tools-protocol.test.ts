@@ -8,10 +8,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import type { tools } from "@byok/cursor-protocol";
-import { waitFor } from "./support/infra.ts";
-import type { CursorRun, ExecContext, RunResult } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import { waitFor } from "@byok/test-support/infra";
+import type { CursorRun, ExecContext, RunResult } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");

@@ -8,9 +8,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { agent, type tools } from "@byok/cursor-protocol";
-import { buildRunRequest, type ExecContext } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import { buildRunRequest, type ExecContext } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { afterLastUser, chatMessages, enqueueChat, execArgs, execResult, finishedOk, textOf } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");

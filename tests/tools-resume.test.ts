@@ -8,9 +8,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RunStatus } from "@byok/contracts";
 import type { tools } from "@byok/cursor-protocol";
-import { waitFor } from "./support/infra.ts";
-import type { ExecContext } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { waitFor } from "@byok/test-support/infra";
+import type { ExecContext } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { afterLastUser, chatMessages, enqueueChat, execArgs, ExecGate, finishedOk, readSuccess, toolUpdates } from "./tools-support.ts";
 
 interface PendingJson {

@@ -9,9 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Message } from "@byok/contracts";
 import { agent, type tools } from "@byok/cursor-protocol";
-import type { CheckpointRecord, ExecContext, RunResult } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
-import { providerFixture } from "./support/mock-llm.ts";
+import type { CheckpointRecord, ExecContext, RunResult } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { providerFixture } from "@byok/test-support/fixtures";
 import {
   afterLastUser,
   chatMessages,

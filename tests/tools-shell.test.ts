@@ -7,9 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { agent, tools } from "@byok/cursor-protocol";
 import { RunStatus } from "@byok/contracts";
-import { waitFor } from "./support/infra.ts";
-import { DEFAULT_ENV, type CursorRun, type ExecContext } from "./support/fake-cursor/index.ts";
-import { startGateway, type GatewayHarness } from "./support/gateway-harness.ts";
+import { waitFor } from "@byok/test-support/infra";
+import { DEFAULT_ENV, type CursorRun, type ExecContext } from "@byok/test-support/fake-cursor";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { afterLastUser, chatMessages, completedCard, enqueueChat, execArgs, execResult, finishedOk, readSuccess, textOf, toolUpdates } from "./tools-support.ts";
 
 const TERMINAL_FILE = `${DEFAULT_ENV.terminalsFolder}/7.txt`;

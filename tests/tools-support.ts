@@ -1,16 +1,16 @@
 /**
  * Shared pieces of the end-to-end tool tests (tests/tools-*.test.ts):
  * OpenAI Chat Completions streams with tool calls for the mock LLM (same chunk
- * shape as the recorded fixtures under /work/shared/fixtures/providers/openai-chat),
+ * shape as the recorded fixtures in packages/test-support/fixtures/providers/openai-chat),
  * readers for what the mock received, and exec answers in the shape the IDE
  * sends them.
  */
 import { performance } from "node:perf_hooks";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { agent, tools } from "@byok/cursor-protocol";
-import type { CursorRun, ExecContext, ExecHandlers, RunResult } from "./support/fake-cursor/index.ts";
-import type { GatewayHarness } from "./support/gateway-harness.ts";
-import type { RecordedRequest } from "./support/mock-llm.ts";
+import type { CursorRun, ExecContext, ExecHandlers, RunResult } from "@byok/test-support/fake-cursor";
+import type { GatewayHarness } from "@byok/test-support/gateway-harness";
+import type { RecordedRequest } from "@byok/test-support/mock-llm";
 
 export interface StreamedCall {
   id: string;

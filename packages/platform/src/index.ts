@@ -1,12 +1,28 @@
 /**
  * @byok/platform: what every service needs besides the bus contract: logger,
  * configuration parsing, the gateway config file, the NATS connection, typed
- * request/reply, the run streams, the process lifecycle and exact USD amounts.
+ * request/reply, the run streams, the process lifecycle, the metrics
+ * registry with its ops listener, and exact USD amounts.
  */
 export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
 export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
-export { ConfigError, commonEnvSchema, loadConfigOrExit, parseEnv } from "./config.ts";
-export type { CommonConfig, Env } from "./config.ts";
+export {
+  ConfigError,
+  DEFAULT_STORE_TIMEOUT_MS,
+  commonConfigOf,
+  commonEnvSchema,
+  envFlag,
+  envInt,
+  envMs,
+  envPort,
+  gatewayFileEnvSchema,
+  loadConfigOrExit,
+  parseEnv,
+  readGatewayConfig,
+  readTextFile,
+  storeCallerEnvSchema,
+} from "./config.ts";
+export type { CommonConfig, CommonEnv, Env, ReadTextFile } from "./config.ts";
 export { effortSchema, gatewayConfigSchema, loadGatewayConfigFile, modelPriceSchema, parseGatewayConfig, providerKindSchema, reasoningSummarySchema } from "./gateway-config.ts";
 export type { Effort, GatewayConfig, ModelConfig, ModelPriceConfig, ProviderConfig, ProviderKind, ReasoningSummary } from "./gateway-config.ts";
 export { runService } from "./lifecycle.ts";
@@ -16,4 +32,8 @@ export type { Logger, LoggerOptions } from "./logger.ts";
 export { connectNats } from "./nats.ts";
 export type { NatsConnection } from "./nats.ts";
 export { ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
+export { Counter, Gauge, Histogram, Registry, createMetricsRegistry, metricsConfigFrom, metricsEnvSchema, secondsSince } from "./metrics.ts";
+export type { MetricsConfig } from "./metrics.ts";
+export { startOpsServer } from "./ops-server.ts";
+export type { OpsServer, OpsServerOptions } from "./ops-server.ts";
 export { PICO_PER_USD, ceilDiv, formatUsd, parsePricePerMillion, parseUsd } from "./usd.ts";

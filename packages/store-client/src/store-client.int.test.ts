@@ -10,7 +10,7 @@ import { busNames, parseConversationId, parseMemberId, parseRunId, RunStatus, Us
 import { silentLogger } from "@byok/platform";
 import { loadConfig, startStore, type RunningStore } from "@byok/store";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "../../../tests/support/infra.ts";
+import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import { StoreClient } from "./store-client.ts";
 import { StoreFailure, type StoreFailureKind } from "./store-failure.ts";
 

@@ -1,31 +1,22 @@
 /**
- * The cursor adapter as one startable unit: the model list from the gateway
+ * The cursor adapter as one startable unit: the model list of its
  * configuration (narrowed per member to what its team allows), a NATS
  * connection and the run session factory, behind the HTTP listener. Tests and
  * the supervisor start it in-process.
  */
 import { join } from "node:path";
 import { busNames } from "@byok/contracts";
-import {
-  connectNats,
-  createLogger,
-  ensureRunStreams,
-  loadGatewayConfigFile,
-  type Logger,
-  type ModelConfig,
-  type NatsConnection,
-} from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, ensureRunStreams, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
 import type { CursorAdapterConfig } from "./config.ts";
-import { startAdapterServer } from "./connect/http-server.ts";
+import { startAdapterServer, type AdapterServer } from "./connect/http-server.ts";
+import { createCursorAdapterMetrics } from "./metrics.ts";
 import { everyModel, teamModels, type MemberModels } from "./models/member-models.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
 
 export interface CursorAdapterOverrides {
   log?: Logger;
-  /** BYOK models to serve instead of the ones in the gateway configuration file. */
-  models?: ModelConfig[];
   /** A session factory to use instead of the real run sessions (transport tests); no NATS connection is made. */
   sessionFactory?: RunSessionFactory;
 }
@@ -33,12 +24,20 @@ export interface CursorAdapterOverrides {
 export interface CursorAdapter {
   url: string;
   port: number;
+  /** http://host:port of the ops listener (/metrics, /healthz); undefined without METRICS_PORT. */
+  opsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
 export async function startCursorAdapter(config: CursorAdapterConfig, overrides: CursorAdapterOverrides = {}): Promise<CursorAdapter> {
   const log = overrides.log ?? createLogger({ service: "cursor-adapter", level: config.logLevel, debugContent: config.logDebugContent });
-  const models = overrides.models ?? loadGatewayConfigFile(config.gatewayConfigPath).models;
+  const { models } = config;
+  const registry = createMetricsRegistry("cursor-adapter", config.metrics);
+  let server: AdapterServer | undefined;
+  const metrics = createCursorAdapterMetrics(registry, {
+    activeRuns: () => server?.activeRuns() ?? 0,
+    openRunSseStreams: () => server?.openRunSseStreams() ?? 0,
+  });
 
   let nc: NatsConnection | undefined;
   let factory = overrides.sessionFactory;
@@ -60,10 +59,12 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       models,
       promptDir: join(config.promptDir, "cursor"),
       timeouts: config.timeouts,
+      metrics,
     });
   }
 
-  let server;
+  const connection = nc;
+  let ops;
   try {
     server = await startAdapterServer({
       host: config.host,
@@ -73,21 +74,27 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       heartbeatMs: config.heartbeatMs,
       runWaitMs: config.runWaitMs,
       endGraceMs: config.endGraceMs,
+      metrics,
       log,
     });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed() });
   } catch (err) {
+    await server?.stop();
     await nc?.close();
     throw err;
   }
 
-  const connection = nc;
+  const listening = server;
+  const opsServer = ops;
   return {
-    url: server.url,
-    port: server.port,
+    url: listening.url,
+    port: listening.port,
+    opsUrl: opsServer.url,
     stop: async () => {
-      await server.stop();
+      await listening.stop();
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (connection && !connection.isClosed()) await connection.drain();
+      await opsServer.stop();
     },
   };
 }

@@ -1,12 +1,27 @@
 /**
- * Edge proxy configuration from the environment (validated with zod). Only
- * main.ts passes `process.env` in; everything else receives an EdgeProxyConfig.
+ * Edge proxy configuration: the environment (validated with zod) and, for the
+ * proxy itself, the BYOK model ids of the team's gateway configuration file
+ * (read through `readFile`, so tests need no file). Only main.ts passes
+ * `process.env` in. (The member commands are the admin CLI's: services/admin.)
  */
 import { z } from "zod";
-import { commonEnvSchema, parseEnv, type Env } from "@byok/platform";
-
-const portSchema = z.coerce.number().int().min(0).max(65_535);
-const msSchema = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+import {
+  commonConfigOf,
+  commonEnvSchema,
+  envMs,
+  envPort,
+  gatewayFileEnvSchema,
+  metricsConfigFrom,
+  metricsEnvSchema,
+  parseEnv,
+  readGatewayConfig,
+  readTextFile,
+  storeCallerEnvSchema,
+  type CommonConfig,
+  type Env,
+  type MetricsConfig,
+  type ReadTextFile,
+} from "@byok/platform";
 
 /** A DNS domain: lower-case labels, no wildcard, no trailing dot. */
 const domainSchema = z
@@ -22,9 +37,14 @@ const originSchema = z
     message: "must be an http(s) origin without path or query, e.g. https://api2.cursor.sh",
   });
 
-const edgeProxyEnvSchema = commonEnvSchema.extend({
+export const edgeProxyEnvSchema = commonEnvSchema.extend({
+  ...gatewayFileEnvSchema.shape,
+  ...storeCallerEnvSchema.shape,
+  ...metricsEnvSchema.shape,
+  /** Address the proxy listens on (0.0.0.0: every interface, for members on the LAN). */
   PROXY_HOST: z.string().min(1).default("127.0.0.1"),
-  PROXY_PORT: portSchema.default(8080),
+  /** Port the proxy listens on (0 = any free port). */
+  PROXY_PORT: envPort(8080),
   /** Where the cursor adapter listens (whitelisted agent paths go there). */
   ADAPTER_URL: originSchema.default(new URL("http://127.0.0.1:8787")),
   /**
@@ -42,50 +62,53 @@ const edgeProxyEnvSchema = commonEnvSchema.extend({
     .pipe(z.array(domainSchema).min(1)),
   /** Directory of the team CA (ca.crt, ca.key with mode 0600); created on first start. */
   CA_DIR: z.string().min(1).default(".data/edge-proxy/ca"),
-  /** Gateway configuration file; the proxy reads only its BYOK model ids. */
-  GATEWAY_CONFIG: z.string().min(1).default("config/gateway.json"),
-  /** How long a RunSSE / BidiAppend waits for its run's route to be decided. */
-  ROUTE_WAIT_MS: msSchema(30_000),
-  /** How long a request id / conversation binding is kept after its last use. */
-  ROUTE_TTL_MS: msSchema(6 * 60 * 60 * 1000),
-  /** Timeout of the upstream half of a model-list / server-config answer. */
-  UPSTREAM_UNARY_TIMEOUT_MS: msSchema(15_000),
-  /** Timeout for connecting to an upstream or tunnelled host. */
-  CONNECT_TIMEOUT_MS: msSchema(15_000),
-  /** How long a verified member key is trusted before asking the store again (revocation delay). */
-  MEMBER_CACHE_MS: msSchema(30_000),
-  STORE_TIMEOUT_MS: msSchema(5_000),
+  /** How long (ms) a RunSSE / BidiAppend waits for its run's route to be decided. */
+  ROUTE_WAIT_MS: envMs(30_000),
+  /** How long (ms) a request id / conversation binding is kept after its last use. */
+  ROUTE_TTL_MS: envMs(6 * 60 * 60 * 1000),
+  /** Timeout (ms) of the upstream half of a model-list / server-config answer. */
+  UPSTREAM_UNARY_TIMEOUT_MS: envMs(15_000),
+  /** Timeout (ms) for connecting to an upstream or tunnelled host. */
+  CONNECT_TIMEOUT_MS: envMs(15_000),
+  /** How long (ms) a verified member key is trusted before asking the store again (revocation delay). */
+  MEMBER_CACHE_MS: envMs(30_000),
 });
 
-export interface EdgeProxyConfig {
-  natsUrl: string;
-  busPrefix: string;
-  logLevel: string;
-  debugContent: boolean;
-  host: string;
-  port: number;
-  adapterOrigin: URL;
+/** What the proxy and the member commands read from the environment. */
+export interface EdgeProxyConfig extends CommonConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly adapterOrigin: URL;
   /** undefined: forward to the host the client asked for. */
-  upstreamOrigin: URL | undefined;
-  upstreamCaFile: string | undefined;
-  interceptDomains: readonly string[];
-  caDir: string;
-  gatewayConfigPath: string;
-  routeWaitMs: number;
-  routeTtlMs: number;
-  upstreamUnaryTimeoutMs: number;
-  connectTimeoutMs: number;
-  memberCacheMs: number;
-  storeTimeoutMs: number;
+  readonly upstreamOrigin: URL | undefined;
+  readonly upstreamCaFile: string | undefined;
+  readonly interceptDomains: readonly string[];
+  readonly caDir: string;
+  readonly routeWaitMs: number;
+  readonly routeTtlMs: number;
+  readonly upstreamUnaryTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly memberCacheMs: number;
+  readonly storeTimeoutMs: number;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
 }
 
-export function loadConfig(env: Env): EdgeProxyConfig {
+/** The proxy's configuration: the environment plus the BYOK model ids of the gateway file. */
+export interface EdgeProxyServiceConfig extends EdgeProxyConfig {
+  /** Runs on these models are routed to the adapter (from GATEWAY_CONFIG). */
+  readonly byokModelIds: readonly string[];
+}
+
+/** For the proxy: the environment and the gateway configuration file (GATEWAY_CONFIG). */
+export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): EdgeProxyServiceConfig {
   const e = parseEnv(edgeProxyEnvSchema, env, "edge-proxy");
+  return { ...configOf(e), byokModelIds: readGatewayConfig(e.GATEWAY_CONFIG, readFile, "edge-proxy").models.map((m) => m.id) };
+}
+
+function configOf(e: z.infer<typeof edgeProxyEnvSchema>): EdgeProxyConfig {
   return {
-    natsUrl: e.NATS_URL,
-    busPrefix: e.BUS_PREFIX,
-    logLevel: e.LOG_LEVEL,
-    debugContent: e.LOG_DEBUG_CONTENT,
+    ...commonConfigOf(e),
     host: e.PROXY_HOST,
     port: e.PROXY_PORT,
     adapterOrigin: e.ADAPTER_URL,
@@ -93,12 +116,12 @@ export function loadConfig(env: Env): EdgeProxyConfig {
     upstreamCaFile: e.UPSTREAM_CA_FILE,
     interceptDomains: e.INTERCEPT_DOMAINS,
     caDir: e.CA_DIR,
-    gatewayConfigPath: e.GATEWAY_CONFIG,
     routeWaitMs: e.ROUTE_WAIT_MS,
     routeTtlMs: e.ROUTE_TTL_MS,
     upstreamUnaryTimeoutMs: e.UPSTREAM_UNARY_TIMEOUT_MS,
     connectTimeoutMs: e.CONNECT_TIMEOUT_MS,
     memberCacheMs: e.MEMBER_CACHE_MS,
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
+    metrics: metricsConfigFrom(e),
   };
 }

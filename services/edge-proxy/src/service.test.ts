@@ -6,8 +6,9 @@
  * cross-service test (tests/edge-proxy.test.ts) uses the store.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import http from "node:http";
 import https from "node:https";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
@@ -16,6 +17,7 @@ import type { IncomingMessage } from "node:http";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { agent, aiserver } from "@byok/cursor-protocol";
 import { silentLogger } from "@byok/platform";
+import { waitFor } from "@byok/test-support/infra";
 import { loadConfig } from "./config.ts";
 import type { MemberDirectory, MemberLookup } from "./member-store.ts";
 import { startEdgeProxy, type EdgeProxy } from "./service.ts";
@@ -88,18 +90,6 @@ function readAll(res: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function waitUntil(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (condition()) resolve();
-      else if (Date.now() > deadline) reject(new Error(`timed out waiting for ${what}`));
-      else setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "edge-proxy-"));
   pki = await makeOriginPki();
@@ -113,8 +103,8 @@ beforeAll(async () => {
     ADAPTER_URL: adapter.url,
     CA_DIR: join(dir, "ca"),
     ROUTE_WAIT_MS: "1500",
-  });
-  proxy = await startEdgeProxy(config, { log: silentLogger(), members: directory, byokModelIds: [BYOK_MODEL] });
+  }, () => JSON.stringify({ providers: { p: { kind: "openai-chat", baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: "KEY" } }, models: [{ id: BYOK_MODEL, displayName: "BYOK", provider: "p", upstreamModel: "m" }] }));
+  proxy = await startEdgeProxy(config, { log: silentLogger(), members: directory });
   alice = new ProxyTunnelAgent({ port: proxy.port, authorization: proxyAuthorization("alice-key", "alice") }, proxy.caCertPem);
   bob = new ProxyTunnelAgent({ port: proxy.port, authorization: proxyAuthorization("bob-key", "bob") }, proxy.caCertPem);
 });
@@ -313,7 +303,7 @@ describe("agent runs", () => {
     await new Promise((resolve) => sse.once("data", resolve));
     expect(adapterSawClose).toBe(false);
     sse.destroy();
-    await waitUntil(() => adapterSawClose, "the adapter to see the RunSSE connection close");
+    await waitFor(() => adapterSawClose, "the adapter to see the RunSSE connection close");
   });
 
   it("answers 504 when no append decides a waiting RunSSE in time", async () => {
@@ -382,5 +372,32 @@ describe("model lists and server config", () => {
     const denied = await request(alice, `${CURSOR}/aiserver.v1.AiService/GetServerConfig`, { headers: PROTO, body: Buffer.alloc(0) });
     expect(denied.status).toBe(401);
     expect(denied.body.toString()).toBe('{"code":"unauthenticated"}');
+  });
+});
+
+describe("plain HTTP on the proxy port", () => {
+  it("serves a health probe and the team CA certificate (the file members install), without a key", async () => {
+    const health = await fetch(`${proxy.url}/healthz`);
+    expect(health.status).toBe(200);
+    const ca = await fetch(`${proxy.url}/ca.crt`);
+    expect(ca.status).toBe(200);
+    expect(ca.headers.get("content-type")).toBe("application/x-pem-file");
+    const pem = await ca.text();
+    expect(pem).toBe(proxy.caCertPem);
+    expect(readFileSync(proxy.caCertFile, "utf8")).toBe(pem);
+    expect(new X509Certificate(pem).ca).toBe(true);
+  });
+
+  it("refuses other plain requests: 501 for a proxied http:// URL, 404 for anything else", async () => {
+    const forward = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port: proxy.port, path: "http://example.invalid/", method: "GET" }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(forward).toBe(501);
+    expect((await fetch(`${proxy.url}/nothing-here`)).status).toBe(404);
   });
 });

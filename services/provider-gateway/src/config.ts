@@ -1,38 +1,54 @@
 /**
  * Provider gateway configuration: env (validated with zod) plus the team's
- * gateway configuration file, resolved into routes with their API keys read
- * from the env variables the file names. Only main.ts passes `process.env`.
+ * gateway configuration file (read through `readFile`, so tests need no file),
+ * resolved into routes with their API keys read from the env variables the
+ * file names, and the models' prices for the call accounting (the file's
+ * `price` per model, overridden by the GATEWAY_PRICES file). Only main.ts
+ * passes `process.env` in.
  */
-import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { commonEnvSchema, ConfigError, loadGatewayConfigFile, parseEnv, type Env, type GatewayConfig } from "@byok/platform";
+import {
+  ConfigError,
+  commonConfigOf,
+  commonEnvSchema,
+  envInt,
+  envMs,
+  gatewayFileEnvSchema,
+  metricsConfigFrom,
+  metricsEnvSchema,
+  parseEnv,
+  readGatewayConfig,
+  readTextFile,
+  storeCallerEnvSchema,
+  type CommonConfig,
+  type Env,
+  type MetricsConfig,
+  type ReadTextFile,
+} from "@byok/platform";
 import { accountedModels, priceOverridesSchema, type AccountedModels, type PriceOverrides } from "./accounting/price-table.ts";
 import { buildRoutes, type RouteTable } from "./routes.ts";
 
-const msSchema = (fallback: number) => z.coerce.number().int().positive().default(fallback);
-
-const providerGatewayEnvSchema = commonEnvSchema.extend({
-  /** The team's gateway configuration (providers + BYOK models). */
-  GATEWAY_CONFIG: z.string().min(1).default("config/gateway.json"),
-  /** Interval of keepalive frames while a call waits on its endpoint. */
-  PROVIDER_KEEPALIVE_MS: msSchema(5_000),
-  /** Interval of caller liveness probes while a call runs (a gone caller's call is aborted). */
-  PROVIDER_CALLER_PROBE_MS: msSchema(5_000),
-  /** A Retry-After longer than this is not waited for (the call fails instead). */
-  PROVIDER_MAX_RETRY_AFTER_MS: msSchema(60_000),
-  /** Timeout of store requests (accounting). */
-  STORE_TIMEOUT_MS: msSchema(10_000),
+export const providerGatewayEnvSchema = commonEnvSchema.extend({
+  ...gatewayFileEnvSchema.shape,
+  ...metricsEnvSchema.shape,
+  ...storeCallerEnvSchema.shape,
+  /** Interval (ms) of keepalive frames while a call waits on its endpoint. */
+  PROVIDER_KEEPALIVE_MS: envMs(5_000),
+  /** Interval (ms) of caller liveness probes while a call runs (a gone caller's call is aborted). */
+  PROVIDER_CALLER_PROBE_MS: envMs(5_000),
+  /** A Retry-After longer than this (ms) is not waited for (the call fails instead). */
+  PROVIDER_MAX_RETRY_AFTER_MS: envMs(60_000),
   /** "store": budgets, limits and the ledger through the store (docs/control-plane.md); "off": admit every call, record nothing. */
   ACCOUNTING: z.enum(["store", "off"]).default("store"),
-  /** How long a member's policy (team, allowed models, budgets, limits) is used before it is fetched again. */
-  ACCOUNTING_POLICY_TTL_MS: msSchema(5_000),
-  /** Leases of budget and rate-limit slices lapse after this unless renewed (a crashed replica's come back then). */
-  ACCOUNTING_LEASE_TTL_MS: msSchema(30_000),
-  /** A lease unused this long is returned to the store. */
-  ACCOUNTING_LEASE_IDLE_MS: msSchema(15_000),
+  /** How long (ms) a member's policy (team, allowed models, budgets, limits) is used before it is fetched again. */
+  ACCOUNTING_POLICY_TTL_MS: envMs(5_000),
+  /** Leases of budget and rate-limit slices lapse after this (ms) unless renewed; a crashed replica's come back then. */
+  ACCOUNTING_LEASE_TTL_MS: envMs(30_000, 3_000),
+  /** A lease unused this long (ms) is returned to the store. */
+  ACCOUNTING_LEASE_IDLE_MS: envMs(15_000),
   /** A top-up asks for this many calls' worth of reservation (the store grants at most a quarter of what is left). */
-  ACCOUNTING_LEASE_CALLS: z.coerce.number().int().min(1).max(1_000).default(8),
-  /** This replica's name on its leases (default: host name and process id). */
+  ACCOUNTING_LEASE_CALLS: envInt(8, { min: 1, max: 1_000 }),
+  /** This replica's name on its leases (default: host name, process id and a random suffix). */
   ACCOUNTING_HOLDER: z.string().min(1).optional(),
   /** Optional JSON file of price overrides: {"models": {"<model id>": {"input": 2.5, "output": 10}}}. */
   GATEWAY_PRICES: z.string().min(1).optional(),
@@ -45,36 +61,31 @@ export interface AccountingConfig {
   readonly leaseTtlMs: number;
   readonly leaseIdleMs: number;
   readonly leaseCalls: number;
-  /** undefined = host name and process id. */
+  /** undefined = host name, process id and a random suffix. */
   readonly holder: string | undefined;
 }
 
-export interface ProviderGatewayConfig {
-  natsUrl: string;
-  busPrefix: string;
-  logLevel: string;
-  debugContent: boolean;
-  keepaliveMs: number;
-  callerProbeMs: number;
-  maxRetryAfterMs: number;
-  routes: RouteTable;
-  storeTimeoutMs: number;
-  /** undefined = ACCOUNTING=off. */
-  accounting: AccountingConfig | undefined;
+export interface ProviderGatewayConfig extends CommonConfig {
+  readonly keepaliveMs: number;
+  readonly callerProbeMs: number;
+  readonly maxRetryAfterMs: number;
+  /** One route per BYOK model of GATEWAY_CONFIG, with its provider's key (from the env variable the file names). */
+  readonly routes: RouteTable;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
+  readonly storeTimeoutMs: number;
+  /** Budgets, limits and the ledger; undefined = ACCOUNTING=off. */
+  readonly accounting: AccountingConfig | undefined;
 }
 
-/**
- * `gatewayConfig` replaces reading GATEWAY_CONFIG (tests pass the parsed
- * configuration directly). Keys come from `env` either way.
- */
-export function loadConfig(env: Env, gatewayConfig?: GatewayConfig): ProviderGatewayConfig {
+export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): ProviderGatewayConfig {
   const e = parseEnv(providerGatewayEnvSchema, env, "provider-gateway");
-  const file = gatewayConfig ?? readGatewayConfig(e.GATEWAY_CONFIG);
+  const file = readGatewayConfig(e.GATEWAY_CONFIG, readFile, "provider-gateway");
   let accounting: AccountingConfig | undefined;
   if (e.ACCOUNTING === "store") {
     let models: AccountedModels;
     try {
-      models = accountedModels(file, e.GATEWAY_PRICES === undefined ? undefined : readPriceOverrides(e.GATEWAY_PRICES));
+      models = accountedModels(file, e.GATEWAY_PRICES === undefined ? undefined : readPriceOverrides(e.GATEWAY_PRICES, readFile));
     } catch (cause) {
       throw new ConfigError(`provider-gateway: ${(cause as Error).message}`, { cause });
     }
@@ -88,35 +99,25 @@ export function loadConfig(env: Env, gatewayConfig?: GatewayConfig): ProviderGat
     };
   }
   return {
-    natsUrl: e.NATS_URL,
-    busPrefix: e.BUS_PREFIX,
-    logLevel: e.LOG_LEVEL,
-    debugContent: e.LOG_DEBUG_CONTENT,
+    ...commonConfigOf(e),
     keepaliveMs: e.PROVIDER_KEEPALIVE_MS,
     callerProbeMs: e.PROVIDER_CALLER_PROBE_MS,
     maxRetryAfterMs: e.PROVIDER_MAX_RETRY_AFTER_MS,
     routes: buildRoutes(file, env),
+    metrics: metricsConfigFrom(e),
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
     accounting,
   };
 }
 
-function readPriceOverrides(path: string): PriceOverrides {
+function readPriceOverrides(path: string, readFile: ReadTextFile): PriceOverrides {
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, "utf8"));
+    json = JSON.parse(readFile(path));
   } catch (cause) {
     throw new Error(`cannot read the price file ${path}: ${(cause as Error).message}`, { cause });
   }
   const parsed = priceOverridesSchema.safeParse(json);
   if (!parsed.success) throw new Error(`${path}: invalid price file\n${parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n")}`);
   return parsed.data;
-}
-
-function readGatewayConfig(path: string): GatewayConfig {
-  try {
-    return loadGatewayConfigFile(path);
-  } catch (cause) {
-    throw new ConfigError(`provider-gateway: ${(cause as Error).message}`, { cause });
-  }
 }

@@ -4,5 +4,5 @@ import { loadConfig } from "./config.ts";
 import { startProviderGateway } from "./service.ts";
 
 const config = loadConfigOrExit(() => loadConfig(process.env));
-const log = createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.debugContent });
+const log = createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.logDebugContent });
 await runService("provider-gateway", log, () => startProviderGateway(config, { log }));

@@ -2,12 +2,20 @@
  * One model call end to end against the mock LLM: retries only before the
  * first streamed byte (honouring Retry-After), typed failures for HTTP and
  * connection errors, and cancellation that reaches the upstream request both
- * while waiting for headers and while streaming.
+ * while waiting for headers and while streaming. Waits before a retry run on
+ * a manual clock; nothing here sleeps.
  */
 import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../tests/support/mock-llm.ts";
-import { waitFor } from "../../../tests/support/infra.ts";
+import { ModelFailureKind, type ModelRequest } from "@byok/contracts";
+import { silentLogger } from "@byok/platform";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
+import { waitFor } from "@byok/test-support/infra";
+import { ManualClock } from "@byok/test-support/manual-clock";
+import { adapterFor } from "./adapters/index.ts";
+import { runModelCall } from "./model-call.ts";
+import type { Route } from "./routes.ts";
 import { callThroughMock, modelRequest, testRoute, userText } from "./testing/call-kit.ts";
 
 let llm: MockLlm;
@@ -25,15 +33,31 @@ function chatRoute(maxAttempts: number, overrides = {}) {
   return testRoute("openai-chat", llm, { maxAttempts, ...overrides });
 }
 
+type EmittedEvent = Parameters<Parameters<typeof runModelCall>[2]>[0];
+
+/** One call through the real adapter whose waits before a retry run on `clock`; resolves with the events emitted. */
+async function callOnClock(route: Route, request: ModelRequest, clock: ManualClock, signal = new AbortController().signal): Promise<EmittedEvent[]> {
+  const events: EmittedEvent[] = [];
+  await runModelCall(adapterFor(route.kind).bind(route, silentLogger()), request, (e) => events.push(e), { signal, log: silentLogger(), clock });
+  return events;
+}
+
 describe("retries before the first byte", () => {
   it("retries a 429 after the Retry-After the endpoint asked for", async () => {
+    const clock = new ManualClock();
     const route = chatRoute(3);
     llm.enqueue({ kind: "error", endpoint: "openai-chat", status: 429, retryAfter: "1", body: { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } } });
-    const { summary } = await callThroughMock(llm, route, modelRequest({ route, messages: [userText("hi")] }), { kind: "fixture", file: textFixture });
-    expect(summary.outcome).toBe("ok");
+    llm.enqueue({ kind: "fixture", file: textFixture });
+    const call = callOnClock(route, modelRequest({ route, messages: [userText("hi")] }), clock);
+    await clock.whenTimers(1);
+    expect(clock.pendingDelays()).toEqual([1000]);
+    await clock.advance(999);
+    expect(llm.requests).toHaveLength(1);
+    await clock.advance(1);
+    const events = await call;
+    expect(events.at(-1)?.case).toBe("done");
     const [first, second] = llm.requests;
     expect(llm.requests).toHaveLength(2);
-    expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(950);
     expect(second?.rawBody).toBe(first?.rawBody);
   });
 
@@ -108,7 +132,10 @@ describe("timeouts", () => {
       const handle = llm.enqueue({ kind: "fixture", file, holdAfterEvents: 3 });
       const call = callThroughMock(llm, route, modelRequest({ route, messages: [userText("hi")] }));
       await handle.held;
-      await new Promise((resolve) => setTimeout(resolve, 600)); // longer than the headers timeout, on purpose
+      // A witness: a call with the same headers timeout, started after the first one and never
+      // answered. Once it has timed out, the first call's headers timeout has passed too.
+      const witness = await callThroughMock(llm, route, modelRequest({ route, messages: [userText("hi")] }), { kind: "fixture", file, holdHeaders: true });
+      expect(witness.summary.failure?.kind).toBe("UNAVAILABLE");
       handle.release();
       expect((await call).summary.outcome).toBe("ok");
     });
@@ -150,17 +177,18 @@ describe("cancellation", () => {
   });
 
   it("stops waiting for a Retry-After when cancelled", async () => {
+    const clock = new ManualClock();
     const route = chatRoute(3);
-    const handle = llm.enqueue({ kind: "error", endpoint: "openai-chat", status: 429, retryAfter: "30", body: { error: { message: "later" } } });
+    llm.enqueue({ kind: "error", endpoint: "openai-chat", status: 429, retryAfter: "30", body: { error: { message: "later" } } });
     const cancel = new AbortController();
-    const started = Date.now();
-    const call = callThroughMock(llm, route, modelRequest({ route, messages: [userText("hi")] }), undefined, { signal: cancel.signal });
-    await handle.request;
-    await waitFor(() => llm.requests.length === 1, "the first attempt");
+    const call = callOnClock(route, modelRequest({ route, messages: [userText("hi")] }), clock, cancel.signal);
+    await clock.whenTimers(1);
+    expect(clock.pendingDelays()).toEqual([30_000]);
     cancel.abort();
-    const { summary } = await call;
-    expect(summary.failure?.kind).toBe("CANCELLED");
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // The call ends although the clock never moved, and its wait is gone.
+    const events = await call;
+    expect(events.at(-1)).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.CANCELLED } });
+    expect(clock.pendingDelays()).toEqual([]);
     expect(llm.requests).toHaveLength(1);
   });
 });

@@ -6,6 +6,7 @@
  * open nothing is retried here: the stream may already have reached the
  * caller. The SDKs' own retries are off (maxRetries: 0) so this rule holds.
  */
+import { sleep, systemClock, type Clock } from "@byok/platform/clock";
 import { classifySendFailure, type ClassifiedFailure, type SendFailure } from "./upstream-errors.ts";
 
 export interface RetryPolicy {
@@ -23,8 +24,10 @@ export type OpenOutcome =
   | { readonly kind: "failed"; readonly failure: ClassifiedFailure; readonly attempts: number }
   | { readonly kind: "cancelled"; readonly attempts: number };
 
-export interface RetryHooks {
+export interface RetryOptions {
   onRetry?(attempt: number, failure: ClassifiedFailure, delayMs: number): void;
+  /** Times the waits between attempts (default: the system clock; tests pass a manual one). */
+  clock?: Clock;
 }
 
 /**
@@ -36,8 +39,9 @@ export async function openWithRetries(
   toSendFailure: (error: unknown) => SendFailure,
   policy: RetryPolicy,
   signal: AbortSignal,
-  hooks: RetryHooks = {},
+  options: RetryOptions = {},
 ): Promise<OpenOutcome> {
+  const clock = options.clock ?? systemClock;
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: "cancelled", attempts: attempt - 1 };
     let failure: SendFailure;
@@ -52,8 +56,8 @@ export async function openWithRetries(
     if (!classified.retryable || attempt >= policy.maxAttempts || waitMs > policy.maxRetryAfterMs) {
       return { kind: "failed", failure: classified, attempts: attempt };
     }
-    hooks.onRetry?.(attempt, classified, waitMs);
-    if (!(await sleep(waitMs, signal))) return { kind: "cancelled", attempts: attempt };
+    options.onRetry?.(attempt, classified, waitMs);
+    if (!(await sleep(clock, waitMs, signal))) return { kind: "cancelled", attempts: attempt };
   }
 }
 
@@ -61,23 +65,4 @@ export async function openWithRetries(
 export function backoffDelayMs(attempt: number, policy: Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">): number {
   const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return Math.round(exponential * (0.75 + Math.random() * 0.25));
-}
-
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve(false);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

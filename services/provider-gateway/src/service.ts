@@ -3,20 +3,21 @@
  * (SDK clients with the keys, which never leave this process) and serves
  * model calls on the bus. `startProviderGateway` runs the real service
  * in-process (main.ts, the supervisor and tests). Every call passes the call
- * accounting: StoreAccounting (budgets, limits, ledger through the store)
- * unless ACCOUNTING=off or the caller hands in its own.
+ * accounting: StoreAccounting (budgets, limits and the ledger through the
+ * store, its costs into the metrics) unless ACCOUNTING=off or the caller
+ * hands in its own.
  */
-import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, type Logger, type NatsConnection } from "@byok/platform";
+import { PICO_PER_USD, connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
 import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
-import { StoreAccounting, type AccountingObserver } from "./accounting/store-accounting.ts";
-import { noCallMetrics, type CallMetrics } from "./accounting/call-metrics.ts";
+import { StoreAccounting } from "./accounting/store-accounting.ts";
 import { bindRoutes } from "./adapters/index.ts";
 import type { ProviderGatewayConfig } from "./config.ts";
 import { serveModelCalls } from "./invoke-server.ts";
+import { createProviderGatewayMetrics, type ProviderGatewayMetrics } from "./metrics.ts";
 import type { ModelCallOptions } from "./model-call.ts";
 
 export interface ProviderGatewayOverrides {
@@ -26,20 +27,30 @@ export interface ProviderGatewayOverrides {
   readonly backoff?: ModelCallOptions["backoff"];
   /** Budgets, limits and ledger (default: StoreAccounting, or pass-through with ACCOUNTING=off). */
   readonly accounting?: CallAccounting;
-  /** Hears the default accounting's costs and refusals (metrics). */
-  readonly accountingObserver?: AccountingObserver;
-  readonly metrics?: CallMetrics;
 }
 
 export interface ProviderGateway {
+  /** http://host:port of the ops listener (/metrics, /healthz); undefined without METRICS_PORT. */
+  readonly opsUrl: string | undefined;
+  /** The gateway's series; the accounting code records costs and limit rejections here. */
+  readonly metrics: ProviderGatewayMetrics;
   inFlight(): number;
   stop(): Promise<void>;
 }
 
 export async function startProviderGateway(config: ProviderGatewayConfig, overrides: ProviderGatewayOverrides = {}): Promise<ProviderGateway> {
-  const log = overrides.log ?? createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.debugContent });
+  const log = overrides.log ?? createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.logDebugContent });
   const adapters = bindRoutes(config.routes, log);
   const nc = overrides.nc ?? (await connectNats(config.natsUrl, "provider-gateway", log));
+  const registry = createMetricsRegistry("provider-gateway", config.metrics);
+  const metrics = createProviderGatewayMetrics(registry);
+  let ops;
+  try {
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed() });
+  } catch (err) {
+    if (overrides.nc === undefined) await nc.close();
+    throw err;
+  }
   const names = busNames(config.busPrefix);
   const storeAccounting =
     overrides.accounting !== undefined || config.accounting === undefined
@@ -53,7 +64,10 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
           leaseIdleMs: config.accounting.leaseIdleMs,
           leaseCalls: config.accounting.leaseCalls,
           log: log.child({ component: "accounting" }),
-          ...(overrides.accountingObserver === undefined ? {} : { observer: overrides.accountingObserver }),
+          observer: {
+            // A Prometheus counter takes floats: the exact amount stays in the ledger.
+            costRecorded: (model, team, cost) => metrics.recordModelCost(model, team, cost.kind === "known" ? { kind: "known", usd: Number(cost.pico) / Number(PICO_PER_USD) } : { kind: "unknown" }),
+          },
         });
   const server = serveModelCalls({
     nc,
@@ -64,19 +78,22 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
     accounting: overrides.accounting ?? storeAccounting ?? passThroughAccounting,
-    metrics: overrides.metrics ?? noCallMetrics,
+    metrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });
   // Make sure the subscription is registered with the server before callers are told we are up.
   await nc.flush();
   log.info({ routes: [...adapters.values()].map((a) => ({ id: a.route.id, kind: a.route.kind, provider: a.route.providerId })) }, "provider routes ready");
   return {
+    opsUrl: ops.url,
+    metrics,
     inFlight: () => server.inFlight(),
     async stop() {
       await server.stop();
       // Every call has settled: write the ledger backlog and return the leases while the bus is still up.
       await storeAccounting?.close();
       if (overrides.nc === undefined) await nc.drain();
+      await ops.stop();
     },
   };
 }

@@ -8,9 +8,12 @@ describe("loadConfig", () => {
     expect(config).toMatchObject({
       natsUrl: "nats://127.0.0.1:4222",
       busPrefix: "byok",
+      logLevel: "info",
+      logDebugContent: false,
       maxConcurrentRuns: 16,
       stateAckTimeoutMs: 30_000,
       modelIdleTimeoutMs: 15_000,
+      storeTimeoutMs: 10_000,
       runAckWaitMs: 30_000,
       runWorkingIntervalMs: 10_000,
       runMaxDeliver: 5,
@@ -30,6 +33,8 @@ describe("loadConfig", () => {
   it("rejects invalid values with a readable error", () => {
     expect(() => loadConfig({ MAX_CONCURRENT_RUNS: "0" })).toThrow(ConfigError);
     expect(() => loadConfig({ MAX_CONCURRENT_RUNS: "lots" })).toThrow(/MAX_CONCURRENT_RUNS/);
+    expect(() => loadConfig({ RUN_MAX_DELIVER: "0" })).toThrow(/RUN_MAX_DELIVER/);
+    expect(() => loadConfig({ STORE_TIMEOUT_MS: "1.5" })).toThrow(/STORE_TIMEOUT_MS/);
     expect(() => loadConfig({ RUN_WORKING_INTERVAL_MS: "30000", RUN_ACK_WAIT_MS: "30000" })).toThrow(/shorter than RUN_ACK_WAIT_MS/);
   });
 });

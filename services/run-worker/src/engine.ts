@@ -33,6 +33,7 @@ import {
 import type { Logger } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
+import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
@@ -50,12 +51,14 @@ export interface EngineDeps {
   readonly signal: AbortSignal;
   /** Liveness probe interval while the run waits for tool results. */
   readonly probeIntervalMs: number;
+  readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
 }
 
 type Step =
   | { readonly kind: "model_call" }
-  | { readonly kind: "tool_round"; readonly round: ToolRoundRecord }
+  /** `startedMs`: performance.now() when the round became durable (created) or this delivery found it open (taken_over). */
+  | { readonly kind: "tool_round"; readonly round: ToolRoundRecord; readonly start: ToolRoundStart; readonly startedMs: number }
   | { readonly kind: "final"; readonly assistant: Message; readonly revisionId: string };
 
 /** Ends the loop with an outcome decided inside it (client gone, client rejected a state). */
@@ -122,7 +125,7 @@ export class RunEngine {
             step = await this.#modelCall();
             break;
           case "tool_round":
-            step = await this.#toolRound(step.round);
+            step = await this.#toolRound(step);
             break;
           case "final":
             return await this.#final(step.assistant, step.revisionId);
@@ -146,7 +149,7 @@ export class RunEngine {
     const open = await this.#deps.store.getOpenToolRound(runId);
     if (open !== undefined) {
       this.#log.info({ round_id: open.roundId, results: open.results.length }, "continuing the open tool round");
-      return { kind: "tool_round", round: open };
+      return { kind: "tool_round", round: open, start: "taken_over", startedMs: performance.now() };
     }
     const action = this.#prepared.action;
     const pending = action.case === "resume" ? action.value.pendingAssistant : undefined;
@@ -159,7 +162,7 @@ export class RunEngine {
         assistant: pending,
         providerCallIndex: NO_PROVIDER_CALL,
       });
-      return { kind: "tool_round", round: created.round };
+      return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
     }
     if (this.#callIndex !== NO_PROVIDER_CALL) {
       const last = this.#history.at(-1);
@@ -215,7 +218,7 @@ export class RunEngine {
           assistant: outcome.assistant,
           providerCallIndex: index,
         });
-        return { kind: "tool_round", round: created.round };
+        return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
       }
       default:
         return assertNever(outcome.stop);
@@ -226,7 +229,8 @@ export class RunEngine {
    * Nothing but the client bounds the wait for tool results, so the client is
    * probed meanwhile: once it is gone, the wait ends and the run is cancelled.
    */
-  async #toolRound(round: ToolRoundRecord): Promise<Step> {
+  async #toolRound(step: Extract<Step, { kind: "tool_round" }>): Promise<Step> {
+    const { round } = step;
     const waiting = new AbortController();
     const abortWaiting = (): void => waiting.abort();
     this.#deps.signal.addEventListener("abort", abortWaiting, { once: true });
@@ -255,6 +259,7 @@ export class RunEngine {
         },
         round,
       );
+      this.#deps.metrics.toolRoundSettled(step.start, step.startedMs);
       await this.#loadHistory(settled.revisionId);
       return { kind: "model_call" };
     } finally {

@@ -24,6 +24,7 @@ import {
   type ModelRequest,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
+import { systemClock, type Clock, type Timer } from "@byok/platform/clock";
 import { ModelCycle, type CycleOutcome, type ForwardedEvent } from "./model-cycle.ts";
 
 export type InvocationOutcome = CycleOutcome | { readonly kind: "cancelled" };
@@ -38,6 +39,8 @@ export interface BusModelInvokerOptions {
   /** Silence after which the call fails as unavailable (also the first-frame deadline). */
   readonly idleTimeoutMs: number;
   readonly log: Logger;
+  /** Times the idle timeout (default: the system clock; tests pass a manual one). */
+  readonly clock?: Clock;
 }
 
 export function busModelInvoker(options: BusModelInvokerOptions): ModelInvoker {
@@ -51,18 +54,19 @@ function invokeOverBus(
   signal: AbortSignal,
 ): Promise<InvocationOutcome> {
   const { nc, names, idleTimeoutMs } = options;
+  const clock = options.clock ?? systemClock;
   const log = options.log.child({ call_id: request.callId });
   const cycle = new ModelCycle();
   if (signal.aborted) return Promise.resolve({ kind: "cancelled" });
   return new Promise<InvocationOutcome>((resolve) => {
     let expectedSeq = 1n;
     let settled = false;
-    let idleTimer: NodeJS.Timeout | undefined;
+    let idleTimer: Timer | undefined;
 
     const finish = (outcome: InvocationOutcome): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(idleTimer);
+      idleTimer?.cancel();
       signal.removeEventListener("abort", onAbort);
       sub.unsubscribe();
       resolve(outcome);
@@ -73,7 +77,7 @@ function invokeOverBus(
     };
     /** (Re)starts the silence deadline; called for every frame, so the one timer is refreshed rather than replaced. */
     const armIdleTimer = (): void => {
-      if (idleTimer === undefined) idleTimer = setTimeout(() => fail(ModelFailureKind.UNAVAILABLE, `provider gateway silent for ${idleTimeoutMs} ms`, true), idleTimeoutMs);
+      if (idleTimer === undefined) idleTimer = clock.setTimeout(() => fail(ModelFailureKind.UNAVAILABLE, `provider gateway silent for ${idleTimeoutMs} ms`, true), idleTimeoutMs);
       else idleTimer.refresh();
     };
     const onAbort = (): void => {

@@ -29,6 +29,7 @@ import { StoreFailure, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
 import { clientGoneNow } from "./client-liveness.ts";
 import { RunEngine, RunInterrupted } from "./engine.ts";
+import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
@@ -48,6 +49,7 @@ export interface RunActorDeps {
   readonly probeIntervalMs: number;
   /** How long run.finish is retried while the store is unavailable. */
   readonly finishRetryMs: number;
+  readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
 }
 
@@ -182,7 +184,9 @@ export class RunActor {
         return "retry_later";
       }
       this.#log.error({ err }, "run.begin failed");
-      await client.terminal(terminalEvent(failed(FailureKind.STORE, err.message)));
+      const outcome = failed(FailureKind.STORE, err.message);
+      this.#deps.metrics.runEnded(outcome);
+      await client.terminal(terminalEvent(outcome));
       return "ack";
     }
     this.#log = this.#log.child({ begin_count: record.beginCount });
@@ -221,7 +225,7 @@ export class RunActor {
     const commands = opened.feed;
 
     const engine = new RunEngine(
-      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, probeIntervalMs: this.#deps.probeIntervalMs, log: this.#log },
+      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, probeIntervalMs: this.#deps.probeIntervalMs, metrics: this.#deps.metrics, log: this.#log },
       runId,
       prepared,
       record,
@@ -326,6 +330,7 @@ export class RunActor {
         assertNever(result);
     }
     this.#log.info({ outcome: final.kind, ...(final.kind === "failed" ? { failure_kind: FailureKind[final.failure.kind], message: final.failure.message } : {}) }, "run ended");
+    this.#deps.metrics.runEnded(final);
     if (!terminalSent) await client.terminal(terminalEvent(final));
     return "ack";
   }

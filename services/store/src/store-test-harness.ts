@@ -7,7 +7,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
 import { busNames, STORE_OPERATIONS, UserOrigin, type Message, type MessageSchema, type StoreOperation, type StoreOperations } from "@byok/contracts";
 import { busRequest, silentLogger } from "@byok/platform";
-import { createTestBus, createTestDatabase } from "../../../tests/support/infra.ts";
+import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { loadConfig } from "./config.ts";
 import { startStore, type RunningStore } from "./service.ts";
 

@@ -1,10 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { blobIdOf } from "./blob-id.ts";
 import { KvError } from "./kv-channel.ts";
 import { kvTestClient } from "./test-client.ts";
 
 const bytes = new TextEncoder().encode('{"role":"system","content":"You are a test."}');
 const id = blobIdOf(bytes);
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("KV channel", () => {
   it("numbers requests from 0 and resolves a SET on its acknowledgement", async () => {
@@ -28,15 +32,42 @@ describe("KV channel", () => {
     expect(client.kv.pendingCount).toBe(0);
   });
 
+  it("reports how each request ended, for the round-trip metrics", async () => {
+    const ended: string[] = [];
+    const client = kvTestClient({ getTimeoutMs: 30, onRoundTrip: (op, outcome, sentAt) => ended.push(`${op}:${outcome}:${sentAt <= performance.now()}`) });
+    const set = client.kv.set(id, bytes);
+    client.ackSet(0);
+    await set;
+    await expect(client.kv.get(id)).rejects.toMatchObject({ kind: "timeout" });
+    const refused = client.kv.get(id);
+    client.answerGet(2, { error: "gone" });
+    await expect(refused).rejects.toMatchObject({ kind: "client_error" });
+    const pending = client.kv.set(id, bytes);
+    client.kv.close("run ended");
+    await expect(pending).rejects.toMatchObject({ kind: "closed" });
+    await Promise.resolve();
+    expect(ended).toEqual(["set:ok:true", "get:timeout:true", "get:client_error:true", "set:closed:true"]);
+  });
+
   it("fails a SET the client refuses or does not answer in time", async () => {
-    const client = kvTestClient({ setTimeoutMs: 30 });
+    vi.useFakeTimers();
+    const client = kvTestClient({ setTimeoutMs: 30_000 });
     const refused = client.kv.set(id, bytes);
     client.ackSet(0, "disk full");
     await expect(refused).rejects.toMatchObject({ kind: "client_error" });
 
-    await expect(client.kv.set(id, bytes)).rejects.toMatchObject({ kind: "timeout" });
+    const unanswered = client.kv.set(id, bytes);
+    const outcome = unanswered.then(
+      () => "resolved",
+      (err: unknown) => err,
+    );
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(client.kv.pendingCount).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await outcome).toMatchObject({ kind: "timeout" });
     // A late answer for the timed-out id is ignored.
     client.ackSet(1);
+    expect(client.kv.pendingCount).toBe(0);
   });
 
   it("checks GET answers against the blob id", async () => {

@@ -15,6 +15,7 @@ import {
   defaultModelResponse,
   usableModelsResponse,
 } from "../models/model-catalog.ts";
+import type { CursorAdapterMetrics } from "../metrics.ts";
 import type { RunRegistry } from "../transport/run-registry.ts";
 import { createBidiAppendHandler } from "./bidi-append-handler.ts";
 import { memberIdOf } from "./request-identity.ts";
@@ -25,6 +26,7 @@ export interface RouteDeps {
   registry: RunRegistry;
   memberModels: MemberModels;
   heartbeatMs: number;
+  metrics: CursorAdapterMetrics;
   log: Logger;
 }
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { aiserver } from "@byok/cursor-protocol";
-import { waitFor } from "../../../../tests/support/infra.ts";
+import { waitFor } from "@byok/test-support/infra";
 import type { AdapterServer } from "./http-server.ts";
 import { startStubAdapterServer } from "./testing/stub-adapter-server.ts";
 import { runRequestMessage, textDeltaMessage, type StubSessionFactory } from "./testing/stub-session-factory.ts";

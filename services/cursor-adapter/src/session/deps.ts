@@ -4,10 +4,13 @@
  */
 import type { BusNames } from "@byok/contracts";
 import type { Logger, ModelConfig, NatsConnection } from "@byok/platform";
+import type { CursorAdapterMetrics } from "../metrics.ts";
 
 export interface SessionTimeouts {
-  /** Per store request (history.import, blob.get, blob.put, run.get); deadline of a JetStream publish (retried within it). */
+  /** Per store request (history.import, blob.get, blob.put, run.get). */
   storeMs: number;
+  /** Deadline of a JetStream publish (PreparedRun, tool result, cancel, client closed), sent again within it. */
+  publishDeadlineMs: number;
   /** How long a KV set_blob_args may wait for its set_blob_result. */
   blobAckMs: number;
   /** How long a KV get_blob_args may wait for its get_blob_result. */
@@ -29,4 +32,5 @@ export interface SessionDeps {
   /** Directory holding the Cursor prompt assets (prompt/cursor in the repo). */
   promptDir: string;
   timeouts: SessionTimeouts;
+  metrics: CursorAdapterMetrics;
 }

@@ -127,18 +127,18 @@ async function publishDurably(nc: NatsConnection, subject: string, data: Uint8Ar
   }
 }
 
-/** Publishes the run on the work queue (Nats-Msg-Id = run_id); retried until `timeoutMs`. */
-export async function publishPreparedRun(nc: NatsConnection, names: BusNames, run: PreparedRun, timeoutMs: number): Promise<void> {
+/** Publishes the run on the work queue (Nats-Msg-Id = run_id); sent again until `deadlineMs` (RUN_PUBLISH_DEADLINE_MS). */
+export async function publishPreparedRun(nc: NatsConnection, names: BusNames, run: PreparedRun, deadlineMs: number): Promise<void> {
   try {
-    await publishDurably(nc, names.runStart, toBinary(PreparedRunSchema, run), run.runId, timeoutMs);
+    await publishDurably(nc, names.runStart, toBinary(PreparedRunSchema, run), run.runId, deadlineMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish run ${run.runId}: ${(cause as Error).message}`, { cause });
   }
 }
 
-export async function publishCancel(nc: NatsConnection, names: BusNames, runId: RunId, reason: string, timeoutMs: number): Promise<void> {
+export async function publishCancel(nc: NatsConnection, names: BusNames, runId: RunId, reason: string, deadlineMs: number): Promise<void> {
   const commandId = runCommandIds.cancel(runId);
-  await publishCommand(nc, names, runId, { commandId, command: { case: "cancel", value: { reason } } }, timeoutMs, "cancel");
+  await publishCommand(nc, names, runId, { commandId, command: { case: "cancel", value: { reason } } }, deadlineMs, "cancel");
 }
 
 /** The client side ended the run with an error (e.g. a protocol error in its messages). */
@@ -147,10 +147,10 @@ export async function publishClientClosed(
   names: BusNames,
   runId: RunId,
   closed: { error: string; failureKind: FailureKind },
-  timeoutMs: number,
+  deadlineMs: number,
 ): Promise<void> {
   const commandId = runCommandIds.clientClosed(runId);
-  await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: closed } }, timeoutMs, "client closed");
+  await publishCommand(nc, names, runId, { commandId, command: { case: "clientClosed", value: closed } }, deadlineMs, "client closed");
 }
 
 export interface ToolResultInit {
@@ -161,9 +161,9 @@ export interface ToolResultInit {
 }
 
 /** One tool result for the run owner; the command id makes a repeat a no-op on the stream. */
-export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: RunId, result: ToolResultInit, timeoutMs: number): Promise<void> {
+export async function publishToolResult(nc: NatsConnection, names: BusNames, runId: RunId, result: ToolResultInit, deadlineMs: number): Promise<void> {
   const commandId = runCommandIds.toolResult(runId, result.callId);
-  await publishCommand(nc, names, runId, { commandId, command: { case: "toolResult", value: result } }, timeoutMs, "tool result");
+  await publishCommand(nc, names, runId, { commandId, command: { case: "toolResult", value: result } }, deadlineMs, "tool result");
 }
 
 async function publishCommand(
@@ -171,12 +171,12 @@ async function publishCommand(
   names: BusNames,
   runId: RunId,
   init: MessageInitShape<typeof ClientCommandSchema> & { commandId: CommandId },
-  timeoutMs: number,
+  deadlineMs: number,
   what: string,
 ): Promise<void> {
   const command = create(ClientCommandSchema, init);
   try {
-    await publishDurably(nc, names.runCommands(runId), toBinary(ClientCommandSchema, command), init.commandId, timeoutMs);
+    await publishDurably(nc, names.runCommands(runId), toBinary(ClientCommandSchema, command), init.commandId, deadlineMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish ${what} for run ${runId}: ${(cause as Error).message}`, { cause });
   }

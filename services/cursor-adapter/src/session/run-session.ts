@@ -86,7 +86,13 @@ class CursorRunSession implements RunSession {
     const { deps } = services;
     this.#log = deps.log.child({ run_id: runId, request_id: context.requestId, conversation_id: context.runRequest.conversationId ?? "" });
     const send = (message: agent.AgentServerMessage) => context.stream.send(message);
-    this.#kv = new KvChannel({ send, log: this.#log, setTimeoutMs: deps.timeouts.blobAckMs, getTimeoutMs: deps.timeouts.kvGetMs });
+    this.#kv = new KvChannel({
+      send,
+      log: this.#log,
+      setTimeoutMs: deps.timeouts.blobAckMs,
+      getTimeoutMs: deps.timeouts.kvGetMs,
+      onRoundTrip: (op, outcome, sentAt) => deps.metrics.kvRoundTrip(op, outcome, sentAt),
+    });
     this.#blobs = new ClientBlobs(this.#kv);
     this.#frames = new EventFrames({
       send,
@@ -198,7 +204,7 @@ class CursorRunSession implements RunSession {
       wire: this.#wire,
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
-      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.storeMs),
+      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.publishDeadlineMs),
       publishFailed: (error) => this.#fail(error),
       ended: () => this.#ended(),
       now: () => Date.now(),
@@ -243,7 +249,7 @@ class CursorRunSession implements RunSession {
 
     await this.#services.ensureStreams();
     if (this.#ended()) return void this.#bus.close();
-    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.storeMs);
+    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.publishDeadlineMs);
     if (this.#ended()) {
       // The stream ended while the publish was in flight: the run exists now, so stop it.
       this.#sendCancel("the client went away before the run started");
@@ -297,7 +303,7 @@ class CursorRunSession implements RunSession {
 
   #sendCancel(reason: string): void {
     const { deps } = this.#services;
-    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.storeMs).catch((error: unknown) =>
+    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.publishDeadlineMs).catch((error: unknown) =>
       this.#log.error({ err: error }, "cancel command not published"),
     );
   }
@@ -305,7 +311,7 @@ class CursorRunSession implements RunSession {
   /** The run owner must stop because this side failed (not a user cancel). */
   #sendClientClosed(error: string, failureKind: FailureKind): void {
     const { deps } = this.#services;
-    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.storeMs).catch((err: unknown) =>
+    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.publishDeadlineMs).catch((err: unknown) =>
       this.#log.error({ err }, "client closed command not published"),
     );
   }

@@ -1,6 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "@byok/platform";
-import { waitFor } from "../../../../tests/support/infra.ts";
 import { StubSessionFactory, kvAckMessage, kvIdOf, runRequestMessage } from "../connect/testing/stub-session-factory.ts";
 import { RunRegistry, type RunRegistryOptions } from "./run-registry.ts";
 import type { RunOpenContext, RunSession } from "./session-port.ts";
@@ -13,13 +12,21 @@ function append(reg: RunRegistry, requestId: string, seqno: number, message = se
   return reg.append({ requestId, memberId: "local", seqno, message, headers: {} });
 }
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe("RunRegistry", () => {
   it("forgets a request id once its stream ended and the grace period passed", async () => {
-    const { registry: reg, factory } = registry(undefined, { endGraceMs: 30 });
+    vi.useFakeTimers();
+    const { registry: reg, factory } = registry(undefined, { endGraceMs: 60_000 });
     await append(reg, "r1", 0);
     expect(reg.size).toBe(1);
     (await factory.opened("r1")).context.stream.end({ kind: "ok" });
-    await waitFor(() => reg.size === 0, "slot dropped after the grace period");
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(reg.size).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reg.size).toBe(0);
   });
 
   it("acknowledges and drops late appends during the grace period", async () => {
@@ -32,10 +39,14 @@ describe("RunRegistry", () => {
   });
 
   it("cancels an open run whose RunSSE never attaches", async () => {
-    const { registry: reg, factory } = registry(undefined, { runWaitMs: 30 });
+    vi.useFakeTimers();
+    const { registry: reg, factory } = registry(undefined, { runWaitMs: 60_000 });
     await append(reg, "r3", 0);
     const run = await factory.opened("r3");
-    await waitFor(() => run.disconnects === 1, "run cancelled for lack of a reader");
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(run.disconnects).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(run.disconnects).toBe(1);
     expect(reg.attach("r3", "local")).toMatchObject({ kind: "rejected", code: "failed_precondition" });
   });
 

@@ -5,15 +5,15 @@
  * fixture's own numbers, so Anthropic's cache creation vs cache reads and
  * OpenAI's cached and reasoning token details each land on their own price.
  */
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePricePerMillion, parseUsd, type ProviderKind } from "@byok/platform";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../../tests/support/mock-llm.ts";
+import { providerFixture } from "@byok/test-support/fixtures";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { callThroughMock, modelRequest, testRoute, userText } from "../testing/call-kit.ts";
 import type { CallUsage } from "./call-accounting.ts";
 import { callCost, type ModelPrice } from "./pricing.ts";
 
-const HANDWRITTEN_CACHE = fileURLToPath(new URL("../../../../tests/fixtures/anthropic/anthropic-cache-read-and-write.handwritten.jsonl", import.meta.url));
+const HANDWRITTEN_CACHE = providerFixture("anthropic", "anthropic-cache-read-and-write.handwritten.jsonl");
 
 const p = (usd: string): bigint => parsePricePerMillion(usd) as bigint;
 const SONNET: ModelPrice = { input: p("3"), cachedInput: p("0.30"), cacheWrite: p("3.75"), output: p("15") };

@@ -12,9 +12,10 @@ import { BudgetPeriod, BudgetScope, busNames, LeaseCounter, parseMemberId, RunSt
 import { parsePricePerMillion, parseUsd, silentLogger } from "@byok/platform";
 import { loadConfig, startStore, type RunningStore } from "@byok/store";
 import { StoreClient } from "@byok/store-client";
-import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "../../../../tests/support/infra.ts";
+import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import type { AdmissionDecision, CallAdmission, CallUsage } from "./call-accounting.ts";
 import type { AccountedModels } from "./price-table.ts";
+import type { CallCost } from "./pricing.ts";
 import { StoreAccounting, type AccountingObserver } from "./store-accounting.ts";
 
 const MODEL = "team-gpt";
@@ -115,8 +116,8 @@ describe("StoreAccounting", () => {
   it("keeps two replicas' admitted spend within the budget plus one call's reservation, and refuses the rest naming the budget", async () => {
     // Budget: 10.5 calls' worth. Each call reserves exactly its cost (100 in, 100 out).
     await client.setBudget({ scope: BudgetScope.MEMBER, memberId, period: BudgetPeriod.DAILY, limitUsd: "0.01155" });
-    const rejected: string[] = [];
-    const a = replica("a", { observer: { costRecorded: () => undefined, limitRejected: (limit) => rejected.push(limit) } });
+    const costs: CallCost[] = [];
+    const a = replica("a", { observer: { costRecorded: (_model, _team, cost) => costs.push(cost) } });
     const b = replica("b");
     const decisions = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).admit(admission())));
     const admitted = decisions.filter((d) => d.kind === "admitted");
@@ -131,7 +132,9 @@ describe("StoreAccounting", () => {
     expect(refusals[0]).toMatchObject({ limit: "member_budget" });
     expect(refusals[0]?.message).toMatch(/^Your daily budget of \$0\.01155 is used up; it resets at \d{4}-\d{2}-\d{2}T00:00:00\.000Z \(UTC\)\.$/);
     expect(refusals[0]?.retryAfterMs).toBeGreaterThan(0);
-    expect(rejected.every((l) => l === "member_budget")).toBe(true);
+    // Replica a told the metrics each of its settled calls' exact cost.
+    expect(costs.length).toBe(decisions.filter((d, i) => i % 2 === 0 && d.kind === "admitted").length);
+    expect(costs.every((c) => c.kind === "known" && c.pico === CALL_COST_PICO)).toBe(true);
 
     await waitFor(async () => (await ledgerRows()).length === admitted.length, "every admitted call in the ledger");
     const budget = (await client.listBudgets({ memberId }))[0];

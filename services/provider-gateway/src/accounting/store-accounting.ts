@@ -24,18 +24,21 @@ import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { AccountingTicket, AdmissionDecision, CallAccounting, CallAdmission, CallUsage } from "./call-accounting.ts";
 import { LeaseBook, wireCounter, type CounterRef, type Need, type Reservation } from "./lease-book.ts";
 import { LedgerWriter } from "./ledger-writer.ts";
-import { budgetUnpriced, budgetUsedUp, rateUsedUp, tooManyRuns, unknownRun, type LimitName, type Rejection } from "./limit-decisions.ts";
+import { budgetUnpriced, budgetUsedUp, rateUsedUp, tooManyRuns, unknownRun, type Rejection } from "./limit-decisions.ts";
 import { MemberRulesCache, type BudgetRule, type MemberRules } from "./member-rules.ts";
 import type { AccountedModels } from "./price-table.ts";
 import { callCost, costBound, type CallCost, type ModelPrice } from "./pricing.ts";
 
-/** Hears what the accounting decided (metrics); must be cheap and must not throw. */
+/**
+ * Hears each settled call's cost (the metrics; `team` is the team's name);
+ * must be cheap and must not throw. Refusals are counted where the caller
+ * applies the decision (invoke-server.ts), not here.
+ */
 export interface AccountingObserver {
-  costRecorded(modelId: string, teamId: string, cost: CallCost): void;
-  limitRejected(limit: LimitName): void;
+  costRecorded(modelId: string, team: string, cost: CallCost): void;
 }
 
-export const noAccountingObserver: AccountingObserver = { costRecorded: () => undefined, limitRejected: () => undefined };
+export const noAccountingObserver: AccountingObserver = { costRecorded: () => undefined };
 
 export type AccountingStore = Pick<StoreClient, "memberPolicy" | "acquireLeases" | "releaseLeases" | "settleCall" | "takeRunSlot">;
 
@@ -59,6 +62,7 @@ interface Hold {
   readonly ticketId: string;
   readonly startedAt: Date;
   readonly teamId: string;
+  readonly teamName: string;
   readonly price: ModelPrice | undefined;
   readonly reservations: ReadonlyArray<{ readonly reservation: Reservation; readonly counter: CounterRef }>;
   readonly costBound: bigint | undefined;
@@ -121,6 +125,7 @@ export class StoreAccounting implements CallAccounting {
       ticketId: randomUUID(),
       startedAt: new Date(this.#now()),
       teamId: rules.teamId,
+      teamName: rules.teamName,
       price,
       reservations: reserved.reservations.map((reservation, i) => ({ reservation, counter: (limited[i] as Limited).need.counter })),
       costBound: bound,
@@ -166,7 +171,7 @@ export class StoreAccounting implements CallAccounting {
       for (const { reservation } of hold.reservations) this.#leases.written(reservation);
     });
     if (cost.kind === "unknown") this.#options.log.info({ call_ref: request.entry?.callRef, reason: cost.reason }, "model call cost unknown");
-    this.#observer.costRecorded(call.routeId, hold.teamId, cost);
+    this.#observer.costRecorded(call.routeId, hold.teamName, cost);
   }
 
   /** Renew, return and drop leases now (also runs on a timer). */
@@ -192,7 +197,6 @@ export class StoreAccounting implements CallAccounting {
   }
 
   #refused(rejection: Rejection): AdmissionDecision {
-    this.#observer.limitRejected(rejection.limit);
     return rejection;
   }
 

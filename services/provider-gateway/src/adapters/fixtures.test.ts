@@ -6,7 +6,8 @@
  */
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROVIDER_FIXTURES_DIR, startMockLlm, type MockLlm } from "../../../../tests/support/mock-llm.ts";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { PROVIDER_FIXTURES_DIR } from "@byok/test-support/fixtures";
 import { callThroughMock, cycleOutcome, FIXTURE_KINDS, modelRequest, testRoute, userText } from "../testing/call-kit.ts";
 import { expectationFor } from "../testing/fixture-oracle.ts";
 

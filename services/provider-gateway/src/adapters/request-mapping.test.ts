@@ -7,7 +7,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ToolDefinitionSchema } from "@byok/contracts";
 import { describe, expect, it } from "vitest";
-import { providerFixture } from "../../../../tests/support/mock-llm.ts";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { assistant, FIXTURE_KINDS, modelRequest, NO_UPSTREAM, prepareBody, recordedRequest, testRoute, toolResult, userText, type MessageInit } from "../testing/call-kit.ts";
 import { create } from "@bufbuild/protobuf";
 import { AssistantMessageSchema } from "@byok/contracts";

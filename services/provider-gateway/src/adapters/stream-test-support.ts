@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import type { ProviderKind } from "@byok/platform";
-import type { MockLlm, MockResponse } from "../../../../tests/support/mock-llm.ts";
+import type { MockLlm, MockResponse } from "@byok/test-support/mock-llm";
 import { callThroughMock, cycleOutcome, modelRequest, testRoute, userText, type CallResult } from "../testing/call-kit.ts";
 
 export async function cycleCheckedCall(llm: MockLlm, kind: ProviderKind, response: MockResponse): Promise<CallResult> {

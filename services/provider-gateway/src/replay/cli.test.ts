@@ -2,7 +2,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { providerFixture } from "../../../../tests/support/mock-llm.ts";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { expectationFor } from "../testing/fixture-oracle.ts";
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
  * joining them gives the body). Shared by the replay CLI and the test mock LLM
  * so that both serve a recording the same way.
  *
- * Formats (see shared/fixtures/providers/SOURCES.md):
+ * Formats (see packages/test-support/fixtures/README.md):
  * - `.sse`: the raw body. Served byte for byte; it is only cut at event
  *   boundaries (blank lines, `\n` or `\r\n`) so a server can pause or
  *   disconnect after N events.
@@ -36,7 +36,7 @@ export function recordingFormatOf(path: string): RecordingFormat | undefined {
   return undefined;
 }
 
-/** The endpoint kind of a fixture under shared/fixtures/providers/<kind>/, if the folder says so. */
+/** The endpoint kind of a fixture under fixtures/providers/<kind>/, if the folder says so. */
 export function recordingFlavorOf(path: string): RecordingFlavor | undefined {
   const folder = basename(dirname(path));
   return isRecordingFlavor(folder) ? folder : undefined;

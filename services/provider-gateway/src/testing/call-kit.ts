@@ -15,7 +15,7 @@ import {
 } from "@byok/contracts";
 import { ModelStreamAssembly, ModelStreamChecker } from "@byok/model-stream";
 import { silentLogger, type ProviderKind } from "@byok/platform";
-import type { MockLlm, MockResponse, RecordedRequest } from "../../../../tests/support/mock-llm.ts";
+import type { MockLlm, MockResponse, RecordedRequest } from "@byok/test-support/mock-llm";
 import { adapterFor } from "../adapters/index.ts";
 import type { ModelEventBody } from "../events.ts";
 import { runModelCall } from "../model-call.ts";

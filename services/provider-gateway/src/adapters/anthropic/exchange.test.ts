@@ -5,7 +5,8 @@
  * the route that produced them), and call 2 extends call 1 byte for byte.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { expectationFor } from "../../testing/fixture-oracle.ts";
 import { assistant, assistantMessageOf, callThroughMock, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";
 

@@ -4,7 +4,8 @@
  * the run worker's ModelCycle accepts as those failures.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
 import type { CallResult } from "../../testing/call-kit.ts";
 import { cycleCheckedCall } from "../stream-test-support.ts";

@@ -4,7 +4,8 @@
  * only an explicit finish_reason completes a call.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
 import { callThroughMock, cycleOutcome, modelRequest, testRoute, userText, type CallResult } from "../../testing/call-kit.ts";
 import { cycleCheckedCall } from "../stream-test-support.ts";

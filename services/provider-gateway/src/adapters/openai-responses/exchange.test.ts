@@ -7,7 +7,8 @@
  * thinking block per summary part.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerFixture, startMockLlm, type MockLlm } from "../../../../../tests/support/mock-llm.ts";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { providerFixture } from "@byok/test-support/fixtures";
 import { fixturePayloads } from "../../testing/fixture-oracle.ts";
 import type { ModelEventBody } from "../../events.ts";
 import { assistant, assistantMessageOf, callThroughMock, cycleOutcome, historyPrefixOf, modelRequest, recordedRequest, testRoute, toolResult, userText } from "../../testing/call-kit.ts";

@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
+import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
+import { StoreFailure, type UsageFilter } from "@byok/store-client";
+import type { MemberAdmin } from "./member-admin.ts";
+
+/**
+ * In-memory stand-in for the store's member operations (the real ones are exercised in
+ * tests/admin-cli.test.ts, tests/edge-proxy.test.ts and tests/admin-usage.test.ts).
+ * `memberUsage` serves `usageRows` filtered by member, and records each filter it was asked for.
+ */
+function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilters: UsageFilter[] } {
+  const members = new Map<string, MemberRecord>();
+  const usageFilters: UsageFilter[] = [];
+  return {
+    usageFilters,
+    async memberUsage(filter) {
+      usageFilters.push(filter);
+      if (filter.since === "bad") throw new StoreFailure("invalid", "member.usage", "since is not an RFC 3339 timestamp");
+      return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
+    },
+    async createMember(name) {
+      const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
+      members.set(member.memberId, member);
+      return { member, key: `key-${member.memberId}`, keyId: `k-${member.memberId}` };
+    },
+    async revokeMember(memberId) {
+      const m = members.get(memberId);
+      if (!m) throw new StoreFailure("not_found", "member.revoke", `no member ${memberId}`);
+      m.revokedAt = "2026-01-02T00:00:00Z";
+      return m;
+    },
+    async listMembers(includeRevoked) {
+      return [...members.values()].filter((m) => includeRevoked || !m.revokedAt);
+    },
+  };
+}
+
+const WHERE = "nats://127.0.0.1:42229 (bus prefix byok, from test)";
+
+async function run(client: MemberAdmin, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const parsed = parseAdminArgs(args);
+  if (parsed.kind !== "command") return { code: 2, out, err: `usage: ${parsed.kind === "invalid" ? parsed.message : "help"}` };
+  const code = await runAdminCommand(parsed.command, client, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: WHERE });
+  return { code, out, err };
+}
+
+describe("admin command", () => {
+  it("creates, lists and revokes members", async () => {
+    const client = memoryMembers();
+    const created = await run(client, "create", "alice");
+    expect(created.code).toBe(0);
+    expect(created.out).toContain("gateway key (shown once, store it now): key-m1");
+    expect((await run(client, "list")).out).toContain("m1\talice");
+    expect((await run(client, "revoke", "m1")).out).toMatch(/revoked: m1\talice.*revoked 2026-01-02/);
+    expect((await run(client, "list")).out).toBe("no members\n");
+    expect((await run(client, "list", "--all")).out).toContain("m1\talice");
+    const missing = await run(client, "revoke", "m9");
+    expect(missing.code).toBe(1);
+    expect(missing.err).toBe(`admin: not found at ${WHERE}: no member m9\n`);
+  });
+
+  it("prints JSON with --json, also for a failure", async () => {
+    const client = memoryMembers();
+    const created = JSON.parse((await run(client, "create", "alice", "--json")).out) as unknown;
+    expect(created).toEqual({ member: { memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }, key: "key-m1" });
+    expect(JSON.parse((await run(client, "list", "--json")).out)).toEqual({ members: [{ memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }] });
+    const missing = await run(client, "revoke", "m9", "--json");
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.out)).toMatchObject({ error: { kind: "not_found" } });
+  });
+
+  it("names the gateway address when the store does not answer", async () => {
+    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new StoreFailure("unavailable", "member.list", "no_responders: no store is listening")) };
+    const r = await run(client, "list");
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`admin: the gateway's store did not answer at ${WHERE}: no_responders: no store is listening\n`);
+  });
+
+  it("prints usage for anything else", async () => {
+    const client = memoryMembers();
+    for (const args of [
+      [],
+      ["create"],
+      ["delete", "x"],
+      ["list", "extra"],
+      ["create", "a", "b"],
+      ["--bogus"],
+      ["usage", "m1"],
+      ["usage", "--all"],
+      ["list", "--since", "2026-01-01"],
+      ["revoke", "m1", "--member", "m1"],
+      ["usage", "--member"],
+    ]) {
+      const r = await run(client, ...args);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/usage:/);
+    }
+  });
+
+  describe("usage", () => {
+    const rows = [
+      create(MemberUsageSchema, {
+        memberId: "m1",
+        name: "alice",
+        runs: 4,
+        completed: 2,
+        failed: 1,
+        inputTokens: 1234567n,
+        inputTokensRuns: 4,
+        outputTokens: 300n,
+        outputTokensRuns: 2,
+        reasoningTokens: 0n,
+        reasoningTokensRuns: 1,
+      }),
+      create(MemberUsageSchema, { memberId: "local", runs: 1, cancelled: 1 }),
+    ];
+
+    it("prints one line per member; partial sums say how many runs they cover, unreported fields are '-', never 0", async () => {
+      const client = memoryMembers(rows);
+      const r = await run(client, "usage");
+      expect(r.code).toBe(0);
+      expect(client.usageFilters).toEqual([{ memberId: "", since: "", until: "" }]);
+      const [header, alice, local] = r.out.split("\n").map((line) => line.trim().split(/\s{2,}/));
+      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING"]);
+      expect(alice).toEqual(["m1", "alice", "4", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)"]);
+      expect(local).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-"]);
+      expect(r.out).toMatch(/- = no run reported it/);
+    });
+
+    it("passes the member filter, and a date as 00:00 UTC or a timestamp as given", async () => {
+      const client = memoryMembers(rows);
+      const r = await run(client, "usage", "--member", "local", "--since", "2026-01-01", "--until", "2026-02-01T12:00:00+01:00");
+      expect(r.code).toBe(0);
+      expect(client.usageFilters).toEqual([{ memberId: "local", since: "2026-01-01T00:00:00Z", until: "2026-02-01T12:00:00+01:00" }]);
+      expect(r.out).toMatch(/^local\s/m);
+      expect(r.out).not.toMatch(/alice/);
+    });
+
+    it("says when there are no runs, and reports a rejected filter", async () => {
+      expect((await run(memoryMembers(), "usage")).out).toBe("no runs\n");
+      const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
+      expect(rejected.code).toBe(1);
+      expect(rejected.err).toBe(`admin: failed at ${WHERE}: store member.usage: invalid: since is not an RFC 3339 timestamp\n`);
+    });
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * The transport rules of a model call over real NATS. The peer here is a
+ * scripted responder on the invoke subject, because the conditions under test
+ * (sequence gaps, silence, garbage frames) are exactly what a correct provider
+ * gateway never produces. The idle timeout runs on a manual clock: silence is
+ * simulated by advancing it, never by waiting. End-to-end runs against the
+ * real gateway live in tests/run-worker-*.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { connect, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
+import { silentLogger } from "@byok/platform";
+import { createTestBus, NATS_URL, waitFor } from "@byok/test-support/infra";
+import { ManualClock } from "@byok/test-support/manual-clock";
+import type { ForwardedEvent } from "./model-cycle.ts";
+import { busModelInvoker } from "./model-invocation.ts";
+
+type EventInit = NonNullable<MessageInitShape<typeof ModelEventSchema>["event"]>;
+
+const TEXT_ANSWER: EventInit[] = [
+  { case: "start", value: { providerKind: "openai-chat" } },
+  { case: "textStart", value: { index: 0 } },
+  { case: "textDelta", value: { index: 0, text: "hi" } },
+  { case: "textEnd", value: { index: 0 } },
+  { case: "usage", value: { inputTokens: 3n, outputTokens: 1n } },
+  { case: "done", value: { reason: StopReason.STOP } },
+];
+
+function frame(seq: number, event: EventInit): Uint8Array {
+  return toBinary(ModelEventSchema, create(ModelEventSchema, { seq: BigInt(seq), event }));
+}
+
+describe("model invocation over the bus", () => {
+  const bus = createTestBus();
+  let names: BusNames;
+  let nc: NatsConnection;
+  let peer: NatsConnection;
+
+  beforeEach(async () => {
+    names = busNames(bus.prefix);
+    nc = await connect({ servers: NATS_URL });
+    peer = await connect({ servers: NATS_URL });
+  });
+  afterEach(async () => {
+    await nc.close();
+    await peer.close();
+  });
+
+  /** Answers each invoke with `script(request, msg)`; resolves once the subscription is live. */
+  async function gatewayPeer(script: (request: ModelRequest, msg: Msg) => void): Promise<void> {
+    peer.subscribe(names.providerInvoke, { queue: "provider-gateway", callback: (_err, msg) => script(fromBinary(ModelRequestSchema, msg.data), msg) });
+    await peer.flush();
+  }
+
+  /** One call whose idle timeout runs on a manual clock (it never fires unless the test advances the clock). */
+  function invoke(idleTimeoutMs: number, signal = new AbortController().signal) {
+    const clock = new ManualClock();
+    const invoker = busModelInvoker({ nc, names, idleTimeoutMs, log: silentLogger(), clock });
+    const forwarded: ForwardedEvent[] = [];
+    const request = create(ModelRequestSchema, { callId: "run-a:1", runId: "run-a" });
+    const outcome = invoker.invoke(request, (e) => forwarded.push(e), signal);
+    const state = { ended: false };
+    void outcome.then(() => (state.ended = true));
+    return { forwarded, outcome, clock, state };
+  }
+
+  it("completes a well-formed stream and forwards its UI events in order", async () => {
+    await gatewayPeer((request, msg) => {
+      expect(request.callId).toBe("run-a:1");
+      TEXT_ANSWER.forEach((event, i) => msg.respond(frame(i + 1, event)));
+    });
+    const { forwarded, outcome } = invoke(2_000);
+    const result = await outcome;
+    expect(result.kind).toBe("completed");
+    expect(forwarded.map((e) => e.case)).toEqual(["textStart", "textDelta", "textEnd", "usage"]);
+  });
+
+  it("fails as unavailable at once when no gateway listens", async () => {
+    // The clock never moves: only the no-responders answer can end this call.
+    const result = await invoke(5_000).outcome;
+    expect(result.kind === "failed" && result.failure).toMatchObject({ origin: "provider", kind: ModelFailureKind.UNAVAILABLE, retryable: true });
+  });
+
+  it("fails as unavailable when the gateway goes silent", async () => {
+    await gatewayPeer((_request, msg) => {
+      msg.respond(frame(1, { case: "start", value: {} }));
+      msg.respond(frame(2, { case: "textStart", value: { index: 0 } }));
+      msg.respond(frame(3, { case: "textDelta", value: { index: 0, text: "partial" } }));
+    });
+    const { forwarded, outcome, clock, state } = invoke(300);
+    await waitFor(() => forwarded.length === 2, "the frames to arrive");
+    await clock.advance(299);
+    expect(state.ended).toBe(false);
+    await clock.advance(1);
+    const result = await outcome;
+    expect(result.kind === "failed" && result.failure).toMatchObject({ kind: ModelFailureKind.UNAVAILABLE, partialText: "partial" });
+    expect(result.kind === "failed" && result.failure.message).toMatch(/silent for 300 ms/);
+  });
+
+  it("needs the first frame within the idle timeout", async () => {
+    await gatewayPeer(() => undefined);
+    const { outcome, clock } = invoke(200);
+    await clock.whenTimers(1);
+    await clock.advance(200);
+    const result = await outcome;
+    expect(result.kind === "failed" && result.failure.kind).toBe(ModelFailureKind.UNAVAILABLE);
+  });
+
+  it("stays alive on keepalives while the endpoint is slow", async () => {
+    let call: Msg | undefined;
+    await gatewayPeer((_request, msg) => (call = msg));
+    const { outcome, clock, state } = invoke(250);
+    const reply = await waitFor(() => call, "the model request");
+    let seq = 0;
+    // Four keepalives 200 ms apart: 800 ms in all, far over the idle timeout, but never 250 ms of silence.
+    for (let i = 0; i < 4; i++) {
+      await clock.advance(200);
+      expect(state.ended).toBe(false);
+      reply.respond(frame(++seq, { case: "keepalive", value: {} }));
+      await waitFor(() => clock.msUntilNextTimer() === 250, "the keepalive to push the idle deadline back");
+    }
+    for (const event of TEXT_ANSWER) reply.respond(frame(++seq, event));
+    expect((await outcome).kind).toBe("completed");
+  });
+
+  it("treats a sequence gap as a transport failure", async () => {
+    await gatewayPeer((_request, msg) => {
+      msg.respond(frame(1, TEXT_ANSWER[0] as EventInit));
+      msg.respond(frame(3, TEXT_ANSWER[1] as EventInit));
+    });
+    const result = await invoke(2_000).outcome;
+    expect(result.kind === "failed" && result.failure.message).toMatch(/sequence gap: expected 2, got 3/);
+  });
+
+  it("fails as a protocol failure on an undecodable frame", async () => {
+    await gatewayPeer((_request, msg) => msg.respond(new Uint8Array([0xff, 0xff, 0xff])));
+    const result = await invoke(2_000).outcome;
+    expect(result.kind === "failed" && result.failure).toMatchObject({ origin: "protocol", kind: ModelFailureKind.PROTOCOL });
+  });
+
+  it("answers the gateway's caller probes while the call is open, without counting them as frames; nobody answers once it ended", async () => {
+    const probe = () => {
+      const h = headers();
+      h.set(CALLER_PROBE_HEADER, "1");
+      return { timeout: 1_000, headers: h };
+    };
+    let inbox = "";
+    const answered: boolean[] = [];
+    await gatewayPeer((_request, msg) => {
+      inbox = msg.reply ?? "";
+      void (async () => {
+        msg.respond(frame(1, TEXT_ANSWER[0] as EventInit));
+        // Probes between frames: a probe is not a frame and takes no seq.
+        for (let i = 0; i < 2; i++) answered.push((await peer.request(inbox, new Uint8Array(0), probe())) !== undefined);
+        TEXT_ANSWER.slice(1).forEach((event, i) => msg.respond(frame(i + 2, event)));
+      })();
+    });
+    const { forwarded, outcome } = invoke(2_000);
+    const result = await outcome;
+    expect(result.kind).toBe("completed");
+    expect(answered).toEqual([true, true]);
+    expect(forwarded.map((e) => e.case)).toEqual(["textStart", "textDelta", "textEnd", "usage"]);
+    // The call is over: its inbox is gone, which is how the gateway learns that a caller left.
+    await expect(peer.request(inbox, new Uint8Array(0), probe())).rejects.toThrow(/no responders/i);
+  });
+
+  it("cancels: publishes to the call's cancel subject and resolves cancelled", async () => {
+    const cancelSeen = new Promise<string>((resolve) => {
+      peer.subscribe(names.providerCancel(parseProviderCallId("run-a:1")), { callback: (_err, msg) => resolve(msg.subject) });
+    });
+    let started: () => void = () => undefined;
+    const streaming = new Promise<void>((resolve) => (started = resolve));
+    await gatewayPeer((_request, msg) => {
+      msg.respond(frame(1, { case: "start", value: {} }));
+      started();
+    });
+    const abort = new AbortController();
+    const { outcome } = invoke(5_000, abort.signal);
+    await streaming;
+    abort.abort();
+    expect((await outcome).kind).toBe("cancelled");
+    expect(await cancelSeen).toBe(names.providerCancel(parseProviderCallId("run-a:1")));
+  });
+});
