@@ -46,8 +46,8 @@ export const providerGatewayEnvSchema = commonEnvSchema.extend({
   ACCOUNTING_LEASE_TTL_MS: envMs(30_000, 3_000),
   /** A lease unused this long (ms) is returned to the store. */
   ACCOUNTING_LEASE_IDLE_MS: envMs(15_000),
-  /** A top-up asks for this many calls' worth of reservation (the store grants at most a quarter of what is left). */
-  ACCOUNTING_LEASE_CALLS: envInt(8, { min: 1, max: 1_000 }),
+  /** A top-up asks for this many calls' worth of reservation (the store grants at most a quarter of what is left); half of it left triggers the next one. */
+  ACCOUNTING_LEASE_CALLS: envInt(32, { min: 1, max: 1_000 }),
   /** This replica's name on its leases (default: host name, process id and a random suffix). */
   ACCOUNTING_HOLDER: z.string().min(1).optional(),
   /** Optional JSON file of price overrides: {"models": {"<model id>": {"input": 2.5, "output": 10}}}. */
