@@ -30,12 +30,12 @@ import type { AccountedModels } from "./price-table.ts";
 import { callCost, costBound, type CallCost, type ModelPrice } from "./pricing.ts";
 
 /**
- * Hears each settled call's cost (the metrics; `team` is the team's name);
- * must be cheap and must not throw. Refusals are counted where the caller
- * applies the decision (invoke-server.ts), not here.
+ * Hears each settled call's cost (the metrics); must be cheap and must not
+ * throw. Refusals are counted where the caller applies the decision
+ * (invoke-server.ts), not here.
  */
 export interface AccountingObserver {
-  costRecorded(modelId: string, team: string, cost: CallCost): void;
+  costRecorded(modelId: string, teamId: string, cost: CallCost): void;
 }
 
 export const noAccountingObserver: AccountingObserver = { costRecorded: () => undefined };
@@ -62,7 +62,6 @@ interface Hold {
   readonly ticketId: string;
   readonly startedAt: Date;
   readonly teamId: string;
-  readonly teamName: string;
   readonly price: ModelPrice | undefined;
   readonly reservations: ReadonlyArray<{ readonly reservation: Reservation; readonly counter: CounterRef }>;
   readonly costBound: bigint | undefined;
@@ -127,7 +126,6 @@ export class StoreAccounting implements CallAccounting {
       ticketId: randomUUID(),
       startedAt: new Date(this.#now()),
       teamId: rules.teamId,
-      teamName: rules.teamName,
       price,
       reservations: reserved.reservations.map((reservation, i) => ({ reservation, counter: (limited[i] as Limited).need.counter })),
       costBound: bound,
@@ -177,7 +175,7 @@ export class StoreAccounting implements CallAccounting {
       for (const reservation of written) this.#leases.written(reservation);
     });
     if (cost.kind === "unknown") this.#options.log.info({ call_ref: request.entry?.callRef, reason: cost.reason }, "model call cost unknown");
-    this.#observer.costRecorded(call.routeId, hold.teamName, cost);
+    this.#observer.costRecorded(call.routeId, hold.teamId, cost);
   }
 
   /** Renew, return and drop leases now (also runs on a timer). */
