@@ -18,7 +18,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ledgerCallRef, parseMemberId, parseRunId, type LeaseChargeSchema, type StoreRequest } from "@byok/contracts";
+import { LOCAL_MEMBER_ID, ledgerCallRef, parseMemberId, parseRunId, type LeaseChargeSchema, type MemberId, type StoreRequest } from "@byok/contracts";
 import { formatUsd, type Logger } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { AccountingTicket, AdmissionDecision, CallAccounting, CallAdmission, CallUsage } from "./call-accounting.ts";
@@ -102,7 +102,7 @@ export class StoreAccounting implements CallAccounting {
   }
 
   async admit(call: CallAdmission): Promise<AdmissionDecision> {
-    const rules = await this.#rules.get(parseMemberId(call.memberId));
+    const rules = await this.#rules.get(memberOf(call));
     if (rules.allowedModels !== undefined && !rules.allowedModels.has(call.routeId)) {
       return { kind: "forbidden", message: `model ${call.routeId} is not available to team ${JSON.stringify(rules.teamName)}` };
     }
@@ -157,7 +157,7 @@ export class StoreAccounting implements CallAccounting {
       charges,
       entry: {
         callRef: ledgerCallRef(reference),
-        memberId: call.memberId,
+        memberId: memberOf(call),
         teamId: hold.teamId,
         clientKind: call.clientKind,
         modelId: call.routeId,
@@ -208,7 +208,7 @@ export class StoreAccounting implements CallAccounting {
   async #runSlot(call: CallAdmission, rules: MemberRules): Promise<Rejection | undefined> {
     if (rules.concurrentRuns === undefined || call.call.kind !== "run-call" || call.call.callIndex !== 1) return undefined;
     try {
-      const slot = await this.#options.store.takeRunSlot(parseRunId(call.call.runId), parseMemberId(call.memberId));
+      const slot = await this.#options.store.takeRunSlot(parseRunId(call.call.runId), memberOf(call));
       return slot.admitted ? undefined : tooManyRuns(slot.limit ?? rules.concurrentRuns, slot.running);
     } catch (err) {
       if (err instanceof StoreFailure && (err.kind === "not_found" || err.kind === "forbidden")) return unknownRun();
@@ -230,14 +230,14 @@ export class StoreAccounting implements CallAccounting {
     const rpm = rules.requestsPerMinute;
     if (rpm !== undefined) {
       limited.push({
-        need: { counter: { kind: "requests_per_minute", memberId: call.memberId }, need: 1n, want: times, overdraft: false },
+        need: { counter: { kind: "requests_per_minute", memberId: memberOf(call) }, need: 1n, want: times, overdraft: false },
         refuse: (resetAtMs) => rateUsedUp("requests_per_minute", rpm, resetAtMs, this.#now()),
       });
     }
     const tpm = rules.tokensPerMinute;
     if (tpm !== undefined) {
       limited.push({
-        need: { counter: { kind: "tokens_per_minute", memberId: call.memberId }, need: tokenBound, want: tokenBound * times, overdraft: true },
+        need: { counter: { kind: "tokens_per_minute", memberId: memberOf(call) }, need: tokenBound, want: tokenBound * times, overdraft: true },
         refuse: (resetAtMs) => rateUsedUp("tokens_per_minute", tpm, resetAtMs, this.#now()),
       });
     }
@@ -288,6 +288,11 @@ export class StoreAccounting implements CallAccounting {
     const which = limited.find((l) => l.need === lastShort?.need) ?? (limited[0] as Limited);
     return { kind: "refused", rejection: which.refuse(lastShort?.windowEndMs ?? this.#now() + 60_000) };
   }
+}
+
+/** The call's member; a caller that names none is the local member (no edge proxy). */
+function memberOf(call: CallAdmission): MemberId {
+  return call.memberId === "" ? LOCAL_MEMBER_ID : parseMemberId(call.memberId);
 }
 
 function usageOf(usage: CallUsage | undefined): NonNullable<StoreRequest<"settleCall">["entry"]>["usage"] {
