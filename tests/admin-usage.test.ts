@@ -69,8 +69,8 @@ describe("admin usage report with the store", () => {
 
     const all = await admin("usage");
     expect(all.code).toBe(0);
-    expect(line(all.out, aliceId)).toEqual([aliceId, "alice", "3", "2", "1", "0", "2,000 (2/3)", "80 (1/3)", "-", "-", "-", "$0.0042 +1 unknown"]);
-    expect(line(all.out, "local")).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
+    expect(line(all.out, aliceId)).toEqual([aliceId, "alice", "3", "0", "2", "1", "0", "2,000 (2/3)", "80 (1/3)", "-", "-", "-", "$0.0042 +1 unknown"]);
+    expect(line(all.out, "local")).toEqual(["local", "-", "1", "0", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
 
     const onlyLocal = await admin("usage", "--member", "local");
     expect(line(onlyLocal.out, aliceId)).toBeUndefined();

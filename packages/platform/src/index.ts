@@ -23,8 +23,19 @@ export {
   storeCallerEnvSchema,
 } from "./config.ts";
 export type { CommonConfig, CommonEnv, Env, ReadTextFile } from "./config.ts";
-export { effortSchema, gatewayConfigSchema, loadGatewayConfigFile, modelPriceSchema, parseGatewayConfig, providerKindSchema, reasoningSummarySchema } from "./gateway-config.ts";
-export type { Effort, GatewayConfig, ModelConfig, ModelPriceConfig, ProviderConfig, ProviderKind, ReasoningSummary } from "./gateway-config.ts";
+export {
+  effortSchema,
+  gatewayConfigSchema,
+  loadGatewayConfigFile,
+  modelPriceSchema,
+  parseGatewayConfig,
+  providerKindSchema,
+  reasoningSummarySchema,
+  subagentModelSchema,
+} from "./gateway-config.ts";
+export type { Effort, GatewayConfig, ModelConfig, ModelPriceConfig, ProviderConfig, ProviderKind, ReasoningSummary, SubagentModel } from "./gateway-config.ts";
+export { webConfigSchema, webFetchConfigSchema, webSearchConfigSchema } from "./web-config.ts";
+export type { WebConfig, WebFetchConfig, WebSearchConfig } from "./web-config.ts";
 export { runService } from "./lifecycle.ts";
 export type { Stoppable } from "./lifecycle.ts";
 export { contentForLog, createLogger, silentLogger } from "./logger.ts";

@@ -52,6 +52,8 @@ export interface StoreClientOptions {
 export interface BegunRun {
   readonly run: RunRecord;
   readonly supersededRunId: string;
+  /** A repeated start (once client ids all taken): the run that took them, "imported" for client history; "" otherwise. */
+  readonly duplicateOfRunId: string;
 }
 
 /** tool_round.create's result: the round (the stored one when `existing`). */
@@ -137,7 +139,7 @@ export class StoreClient {
   /** run.begin (idempotent by run id): the run takes ownership of its conversation. */
   async beginRun(request: StoreRequest<"beginRun">): Promise<BegunRun> {
     const response = await this.call("beginRun", request);
-    return { run: required(response.run, "run.begin", "run"), supersededRunId: response.supersededRunId };
+    return { run: required(response.run, "run.begin", "run"), supersededRunId: response.supersededRunId, duplicateOfRunId: response.duplicateOfRunId };
   }
 
   /** run.append: appends to the run's head; the new revision id. */
@@ -153,6 +155,11 @@ export class StoreClient {
   /** run.get: the run's record; StoreFailure `not_found` while no worker has begun it. */
   async getRun(runId: RunId): Promise<RunRecord> {
     return required((await this.call("getRun", { runId })).run, "run.get", "run");
+  }
+
+  /** run.children: the sub-agent runs `parentRunId` started, oldest first. */
+  async listChildRuns(parentRunId: RunId): Promise<RunRecord[]> {
+    return (await this.call("listChildRuns", { parentRunId })).runs;
   }
 
   /** run.get, with a run nobody has begun yet as undefined. */
@@ -176,6 +183,15 @@ export class StoreClient {
   /** tool_round.commit_result: appends one result's pair. */
   commitToolResult(request: StoreRequest<"commitToolResult">): Promise<StoreResponse<"commitToolResult">> {
     return this.call("commitToolResult", request);
+  }
+
+  /** tool_result.find: a result some run of the conversation committed for the same call (id, tool, arguments); undefined when none. */
+  async findToolResult(
+    conversationId: ConversationId,
+    call: { callId: string; name: string; argumentsJson: string },
+  ): Promise<{ content: string; isError: boolean; runId: string } | undefined> {
+    const response = await this.call("findToolResult", { conversationId, ...call });
+    return response.found ? { content: response.content, isError: response.isError, runId: response.runId } : undefined;
   }
 
   /** tool_round.get_open: the run's unsettled round, undefined when none. */

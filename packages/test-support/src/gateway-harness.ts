@@ -56,10 +56,15 @@ export interface GatewayHarnessOptions {
   providerGateway?: boolean;
   /** Extra environment per service, e.g. { cursorAdapter: { HEARTBEAT_MS: "200" } }. */
   env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides; acpAdapter?: EnvOverrides };
-  /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, ...). */
+  /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, subagentModel, ...). */
   model?: Readonly<Record<string, unknown>>;
   /** More models on the mock provider, after the harness model (each needs id, displayName, upstreamModel, contextWindow). */
   extraModels?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /**
+   * Changes the gateway config before it is written (more providers and models,
+   * the `web` section, ...); `llm` gives the mock's base URLs.
+   */
+  configure?: (config: HarnessGatewayConfig, llm: MockLlm) => void;
   /** Attempts before the first byte for the mock provider (default 1: an HTTP 500 is final). */
   providerMaxAttempts?: number;
   /** Also start the edge proxy in front of the adapter (pass-through traffic goes to a closed local port). */
@@ -158,6 +163,13 @@ export interface GatewayHarness {
   stop(): Promise<void>;
 }
 
+/** The gateway config file the harness writes, as JSON (see packages/platform/src/gateway-config.ts). */
+export interface HarnessGatewayConfig {
+  providers: Record<string, Record<string, unknown>>;
+  models: Array<Record<string, unknown>>;
+  web?: Record<string, unknown>;
+}
+
 /**
  * Writes the harness gateway config (one BYOK model served by the mock LLM)
  * into `dir`; returns its path. The mock key lives in HARNESS_MOCK_KEY_ENV.
@@ -165,16 +177,17 @@ export interface GatewayHarness {
 export async function writeHarnessGatewayConfig(
   dir: string,
   llm: MockLlm,
-  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts"> = {},
+  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts" | "configure"> = {},
 ): Promise<string> {
   const path = join(dir, "gateway.json");
-  const config = {
+  const config: HarnessGatewayConfig = {
     providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
     models: [
       { id: HARNESS_MODEL_ID, displayName: "Harness chat model", provider: "mock", upstreamModel: "gpt-4o", contextWindow: 128_000, ...options.model },
       ...(options.extraModels ?? []).map((m) => ({ provider: "mock", ...m })),
     ],
   };
+  options.configure?.(config, llm);
   await writeFile(path, JSON.stringify(config, null, 2));
   return path;
 }

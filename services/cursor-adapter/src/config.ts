@@ -22,6 +22,8 @@ import {
   type MetricsConfig,
   type ModelConfig,
   type ReadTextFile,
+  type WebConfig,
+  webConfigSchema,
 } from "@byok/platform";
 import type { SessionTimeouts } from "./session/deps.ts";
 
@@ -61,6 +63,8 @@ export interface CursorAdapterConfig extends CommonConfig {
   readonly port: number;
   /** BYOK models of the gateway configuration file (GATEWAY_CONFIG). */
   readonly models: ModelConfig[];
+  /** Gateway-side web tools of the same file (WebFetch egress policy, WebSearch backend). */
+  readonly web: WebConfig;
   readonly heartbeatMs: number;
   readonly runWaitMs: number;
   readonly endGraceMs: number;
@@ -74,11 +78,13 @@ export interface CursorAdapterConfig extends CommonConfig {
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): CursorAdapterConfig {
   const e = parseEnv(envSchema, env, "cursor-adapter");
+  const gateway = readGatewayConfig(e.GATEWAY_CONFIG, readFile, "cursor-adapter");
   return {
     ...commonConfigOf(e),
     host: e.HOST,
     port: e.PORT,
-    models: readGatewayConfig(e.GATEWAY_CONFIG, readFile, "cursor-adapter").models,
+    models: gateway.models,
+    web: gateway.web ?? webConfigSchema.parse({}),
     heartbeatMs: e.HEARTBEAT_MS,
     runWaitMs: e.RUN_WAIT_MS,
     endGraceMs: e.END_GRACE_MS,

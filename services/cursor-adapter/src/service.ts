@@ -14,6 +14,7 @@ import { createCursorAdapterMetrics } from "./metrics.ts";
 import { everyModel, teamModels, type MemberModels } from "./models/member-models.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
+import { createMarkdownPool, type PageConverter } from "./web/markdown-pool.ts";
 
 export interface CursorAdapterOverrides {
   log?: Logger;
@@ -40,6 +41,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
   });
 
   let nc: NatsConnection | undefined;
+  let converter: PageConverter | undefined;
   let factory = overrides.sessionFactory;
   let memberModels: MemberModels = everyModel(models);
   if (!factory) {
@@ -52,11 +54,14 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       await nc.close();
       throw new Error(`cannot set up the run streams on NATS: ${(err as Error).message}`, { cause: err });
     }
+    converter = createMarkdownPool();
     factory = createRunSessionFactory({
       nc,
       names,
       log,
       models,
+      web: config.web,
+      converter,
       promptDir: join(config.promptDir, "cursor"),
       timeouts: config.timeouts,
       metrics,
@@ -80,6 +85,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
     ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed() });
   } catch (err) {
     await server?.stop();
+    await converter?.close();
     await nc?.close();
     throw err;
   }
@@ -95,6 +101,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (connection && !connection.isClosed()) await connection.drain();
       await opsServer.stop();
+      await converter?.close();
     },
   };
 }

@@ -38,6 +38,8 @@ export interface MemberUsageRow {
   readonly completed: number;
   readonly failed: number;
   readonly cancelled: number;
+  /** Runs started by another run's Task (sub-agents); they are counted in `runs` too. */
+  readonly subagentRuns: number;
   readonly tokens: Readonly<Record<TokenField, TokenSum>>;
   /** From the ledger. */
   readonly modelCalls: number;
@@ -54,6 +56,7 @@ type MemberUsageDbRow = TokenColumns & {
   completed: string;
   failed: string;
   cancelled: string;
+  subagent_runs: string;
 };
 
 // Field names are the protobuf JSON names runs.usage is stored with (run-rows.ts usageToJson).
@@ -67,6 +70,7 @@ SELECT r.member_id, m.name,
        count(*) FILTER (WHERE r.status = 'completed') AS completed,
        count(*) FILTER (WHERE r.status = 'failed') AS failed,
        count(*) FILTER (WHERE r.status = 'cancelled') AS cancelled,
+       count(*) FILTER (WHERE r.parent_run_id IS NOT NULL) AS subagent_runs,
        ${TOKEN_SELECTS}
   FROM runs r
   LEFT JOIN members m ON m.id::text = r.member_id
@@ -111,6 +115,7 @@ function fromDb(row: MemberUsageDbRow, cost: CostDbRow | undefined): MemberUsage
     completed: Number(row.completed),
     failed: Number(row.failed),
     cancelled: Number(row.cancelled),
+    subagentRuns: Number(row.subagent_runs),
     tokens,
     modelCalls: Number(cost?.calls ?? 0),
     costUsd: formatUsd(parseUsd(cost?.cost ?? "0") ?? 0n),

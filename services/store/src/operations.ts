@@ -17,7 +17,8 @@ import { ok, reject, type Outcome } from "./outcome.ts";
 import { loadRevisionHistory } from "./revisions.ts";
 import { appendMessages } from "./run-append.ts";
 import { beginRun, finishRun } from "./run-lifecycle.ts";
-import { findRun } from "./run-rows.ts";
+import { findChildRuns, findRun } from "./run-rows.ts";
+import { findCommittedResult } from "./tool-round-rows.ts";
 import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
 import { createControlHandlers } from "./control/control-operations.ts";
 import { failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
@@ -51,8 +52,9 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
           parentRunId: req.parentRunId,
           parentToolCallId: req.parentToolCallId,
           modelId: req.modelId,
+          onceClientIds: req.onceClientIds,
         }),
-        (v) => ({ run: runRecord(v.run), supersededRunId: v.supersededRunId ?? "" }),
+        (v) => ({ run: runRecord(v.run), supersededRunId: v.supersededRunId ?? "", duplicateOfRunId: v.duplicateOf ?? "" }),
       ),
 
     appendMessages: async (req) =>
@@ -82,6 +84,11 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
     getRun: async (req) => {
       const run = await findRun(pool, req.runId);
       return run ? ok({ run: runRecord(run) }) : reject("not_found", `run ${req.runId} not found`);
+    },
+
+    listChildRuns: async (req) => {
+      if (req.parentRunId === "") return reject("invalid", "parent_run_id is required");
+      return ok({ runs: (await findChildRuns(pool, req.parentRunId)).map(runRecord) });
     },
 
     getConversation: async (req) => {
@@ -132,6 +139,13 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       ),
 
     getOpenToolRound: async (req) => map(await getOpenToolRound(pool, req.runId), (round) => (round ? { round: toolRoundRecord(round) } : {})),
+
+    findToolResult: async (req) => {
+      if (req.conversationId === "" || req.callId === "" || req.name === "") return reject("invalid", "conversation_id, call_id and name are required");
+      const found = await findCommittedResult(pool, req.conversationId, { callId: req.callId, name: req.name, argumentsJson: req.argumentsJson });
+      return ok(found ? { found: true, content: found.content, isError: found.isError, runId: found.runId } : { found: false });
+    },
+
 
     createMember: async (req) =>
       map(await createMember(pool, { name: req.name, teamId: req.teamId, keyLabel: req.keyLabel, keyExpiresAt: req.keyExpiresAt }, now()), (v) => ({

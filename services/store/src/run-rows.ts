@@ -80,17 +80,24 @@ export async function countRepeatedBegin(tx: Transaction, runId: string): Promis
   return row ? runFromDb(row) : undefined;
 }
 
-/** What a new run row is inserted with (status running, head = start revision). */
+/** What a new run row is inserted with (head = start revision). */
 export type NewRun = Pick<RunRow, "id" | "conversationId" | "memberId" | "parentRunId" | "parentToolCallId" | "modelId" | "startRevisionId">;
 
-export async function insertRun(tx: Transaction, run: NewRun): Promise<RunRow> {
+/** `status` running (a run that starts) or completed (a repeated start that does nothing; finished at once). */
+export async function insertRun(tx: Transaction, run: NewRun, status: "running" | "completed" = "running"): Promise<RunRow> {
   const result = await query<RunDbRow>(
     tx,
-    `INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
-     VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, 'running', $7, $7) RETURNING ${RUN_COLUMNS}`,
-    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId],
+    `INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id, finished_at)
+     VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, $8, $7, $7, CASE WHEN $8 = 'running' THEN NULL ELSE now() END) RETURNING ${RUN_COLUMNS}`,
+    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId, status],
   );
   return runFromDb(result.rows[0] as RunDbRow);
+}
+
+/** The sub-agent runs `parentRunId` started, oldest first. */
+export async function findChildRuns(db: Queryable, parentRunId: string): Promise<RunRow[]> {
+  const result = await query<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, [parentRunId]);
+  return result.rows.map(runFromDb);
 }
 
 export interface RunTermination {

@@ -164,6 +164,7 @@ export function memberUsageRecord(row: MemberUsageRow): MessageInitShape<typeof 
     completed: row.completed,
     failed: row.failed,
     cancelled: row.cancelled,
+    subagentRuns: row.subagentRuns,
     inputTokens: inputTokens.total,
     inputTokensRuns: inputTokens.runs,
     outputTokens: outputTokens.total,

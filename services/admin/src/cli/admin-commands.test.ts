@@ -107,6 +107,7 @@ describe("admin command", () => {
         memberId: "m1",
         name: "alice",
         runs: 4,
+        subagentRuns: 1,
         completed: 2,
         failed: 1,
         inputTokens: 1234567n,
@@ -128,9 +129,9 @@ describe("admin command", () => {
       expect(r.code).toBe(0);
       expect(client.usageFilters).toEqual([{ memberId: "", since: "", until: "" }]);
       const [header, alice, local] = r.out.split("\n").map((line) => line.trim().split(/\s{2,}/));
-      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "COST"]);
-      expect(alice).toEqual(["m1", "alice", "4", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)", "$0.4215 +2 unknown"]);
-      expect(local).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
+      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "SUBAGENTS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "COST"]);
+      expect(alice).toEqual(["m1", "alice", "4", "1", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)", "$0.4215 +2 unknown"]);
+      expect(local).toEqual(["local", "-", "1", "0", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
       expect(r.out).toMatch(/- = no run reported it/);
     });
 

@@ -1,6 +1,7 @@
 /**
  * The admin `usage` report as a plain-text table: one line per member, token
- * sums as the providers reported them. A sum that covers only some of the
+ * sums as the providers reported them. SUBAGENTS counts the runs (among RUNS)
+ * that another run of the member started through Task. A sum that covers only some of the
  * member's runs says so ("300 (2/4)"); a field no run reported is "-", never 0.
  * COST is the ledger's: the known costs in USD, and how many calls have an
  * unknown cost ("$0.42 +3 unknown"); "-" without accounted calls.
@@ -17,7 +18,7 @@ const TOKEN_COLUMNS: ReadonlyArray<readonly [string, TokenField]> = [
   ["REASONING", "reasoningTokens"],
 ];
 
-const HEADER = ["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", ...TOKEN_COLUMNS.map(([title]) => title), "COST"];
+const HEADER = ["MEMBER", "NAME", "RUNS", "SUBAGENTS", "COMPLETED", "FAILED", "CANCELLED", ...TOKEN_COLUMNS.map(([title]) => title), "COST"];
 /** MEMBER and NAME are left-aligned, the counts right-aligned. */
 const TEXT_COLUMNS = 2;
 
@@ -46,6 +47,7 @@ function cells(row: MemberUsage): string[] {
     row.memberId,
     row.name || "-",
     count(row.runs),
+    count(row.subagentRuns),
     count(row.completed),
     count(row.failed),
     count(row.cancelled),

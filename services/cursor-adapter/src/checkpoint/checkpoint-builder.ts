@@ -1,8 +1,8 @@
 /**
  * Checkpoints (ConversationStateStructure) are rebuilt from the client's own
  * conversation_state, so fields this gateway does not understand survive; only
- * roots, turns, pending tool calls, read paths, todos, token details and mode
- * are replaced.
+ * roots, turns, pending tool calls, read paths, todos, token details, mode
+ * and plan are replaced.
  */
 import { clone, create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
@@ -21,8 +21,10 @@ export interface CheckpointContent {
   usedTokens: number | undefined;
   /** Context window of the run's model. */
   maxTokens: number;
-  /** The run's mode, when the turn said which. */
+  /** The run's mode, when the turn said which (or a SwitchMode changed it). */
   mode: agent.AgentMode | undefined;
+  /** Blob id of the ConversationPlan, when CreatePlan made one in this run; undefined keeps the client's. */
+  plan: Uint8Array | undefined;
 }
 
 const UINT32_MAX = 0xffff_ffff;
@@ -39,12 +41,18 @@ export function buildCheckpoint(base: agent.ConversationStateStructure, content:
   tokens.maxTokens = Math.min(content.maxTokens, UINT32_MAX);
   checkpoint.tokenDetails = tokens;
   if (content.mode !== undefined && content.mode !== agent.AgentMode.UNSPECIFIED) checkpoint.mode = content.mode;
+  if (content.plan !== undefined) checkpoint.plan = content.plan;
   return checkpoint;
 }
 
 /** Blob ids a checkpoint references directly (inline JSON roots are not blobs). */
 export function referencedBlobIds(checkpoint: agent.ConversationStateStructure): Uint8Array[] {
-  return [...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES), ...checkpoint.turns, ...checkpoint.todos];
+  return [
+    ...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES),
+    ...checkpoint.turns,
+    ...checkpoint.todos,
+    ...(checkpoint.plan === undefined ? [] : [checkpoint.plan]),
+  ];
 }
 
 export function checkpointMessage(checkpoint: agent.ConversationStateStructure): agent.AgentServerMessage {

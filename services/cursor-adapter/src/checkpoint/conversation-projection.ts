@@ -11,8 +11,9 @@
  * - tool round settled: one settled checkpoint (roots += the round's messages,
  *   pending empty, read paths and todos updated).
  */
+import { create, toBinary } from "@bufbuild/protobuf";
 import type { AssistantMessage, Message, Usage } from "@byok/contracts";
-import type { agent, tools } from "@byok/cursor-protocol";
+import { tools, type agent } from "@byok/cursor-protocol";
 import { rootBytesOf, rootJsonOf, systemRootJson } from "../root-codec/root-json.ts";
 import { turnEndedMessage } from "../interaction/turn-ended.ts";
 import { buildCheckpoint, checkpointMessage, referencedBlobIds } from "./checkpoint-builder.ts";
@@ -65,6 +66,10 @@ export interface ToolRoundSettled {
   readPaths: readonly string[];
   /** The conversation's todo list; undefined = unchanged. */
   todos: readonly tools.TodoItem[] | undefined;
+  /** The conversation's mode after an approved SwitchMode; undefined = unchanged. */
+  mode: agent.AgentMode | undefined;
+  /** Markdown of a plan CreatePlan made; undefined = unchanged. */
+  plan: string | undefined;
   contextTokens: bigint | undefined;
 }
 
@@ -83,15 +88,19 @@ export class ConversationProjection {
   #initialAcked: Promise<void> | undefined;
   #readPaths: readonly string[];
   #todoIds: readonly Uint8Array[];
+  #mode: agent.AgentMode | undefined;
+  #planId: Uint8Array | undefined;
 
   constructor(setup: ProjectionSetup) {
     this.#setup = setup;
     this.#blobs = setup.blobs;
     this.#readPaths = setup.base.readPaths;
     this.#todoIds = setup.base.todos;
+    this.#mode = setup.mode;
     for (const root of setup.historyRoots) if (root.length === BLOB_ID_BYTES) this.#blobs.markHeld(root);
     for (const turn of setup.base.turns) this.#blobs.markHeld(turn);
     for (const todo of setup.base.todos) this.#blobs.markHeld(todo);
+    if (setup.base.plan !== undefined) this.#blobs.markHeld(setup.base.plan);
     const systemRoot = this.#putRoot(encoder.encode(systemRootJson(setup.systemText)));
     this.#settledRoots = [systemRoot, ...setup.historyRoots];
     this.#userMessageId = setup.turn ? this.#blobs.put(userMessageBlob(setup.turn.userMessage)) : undefined;
@@ -151,7 +160,8 @@ export class ConversationProjection {
   async toolRoundSettledFrames(round: ToolRoundSettled): Promise<agent.AgentServerMessage[]> {
     const newRoots = round.messages.map((m) => this.#putRoot(rootBytesOf(m)));
     const todoIds = round.todos?.map((todo) => this.#blobs.put(todoBlob(todo)));
-    const newBlobs = [...newRoots, ...(todoIds ?? []), ...this.#addSteps(round.toolCalls.map(toolCallStepBlob))];
+    const planId = round.plan === undefined ? undefined : this.#blobs.put(toBinary(tools.ConversationPlanSchema, create(tools.ConversationPlanSchema, { plan: round.plan })));
+    const newBlobs = [...newRoots, ...(todoIds ?? []), ...(planId === undefined ? [] : [planId]), ...this.#addSteps(round.toolCalls.map(toolCallStepBlob))];
     await Promise.all([this.initialBlobsAcked(), this.#blobs.whenAcked(newBlobs)]);
     await this.#takeSavedRoots();
 
@@ -159,6 +169,8 @@ export class ConversationProjection {
     this.#settledRoots = [...this.#settledRoots, ...newRoots];
     this.#readPaths = [...round.readPaths];
     if (todoIds !== undefined) this.#todoIds = todoIds;
+    if (planId !== undefined) this.#planId = planId;
+    if (round.mode !== undefined) this.#mode = round.mode;
     const settled = this.#checkpoint(this.#settledRoots, []);
     this.#lastSettled = settled;
     return [checkpointMessage(settled)];
@@ -203,7 +215,8 @@ export class ConversationProjection {
       todos: this.#todoIds,
       usedTokens: this.#usedTokens,
       maxTokens: this.#setup.contextWindow,
-      mode: this.#setup.mode,
+      mode: this.#mode,
+      plan: this.#planId,
     });
     // The barrier: nothing goes out that references a blob the client has not confirmed.
     this.#blobs.assertAcked(referencedBlobIds(checkpoint));

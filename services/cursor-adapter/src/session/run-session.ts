@@ -15,7 +15,7 @@
  * this side with an error gets client closed with the failure's kind, any
  * other end a cancel.
  */
-import { clientModelCallId, FailureKind, isRunId, parseMemberId, type ClientEvent, type RunId } from "@byok/contracts";
+import { clientModelCallId, FailureKind, isRunId, parseConversationId, parseMemberId, type ClientEvent, type RunId } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { RunLifecycle, type StopCommand } from "@byok/run-client";
@@ -87,7 +87,7 @@ class CursorRunSession implements RunSession {
       isDynamicTool: (name) => this.#plan?.tools.dynamicToolNames.has(name) ?? false,
       modelCallIdOf: (index) => clientModelCallId(runId, index),
     });
-    this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), log: this.#log });
+    this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), workFailed: (error) => this.#fail(error), log: this.#log });
     this.#lifecycle = new RunLifecycle({
       nc: deps.nc,
       names: deps.names,
@@ -161,7 +161,9 @@ class CursorRunSession implements RunSession {
       runId: this.#runId,
       memberId: parseMemberId(this.#context.memberId),
       runRequest,
+      headers: this.#context.headers,
       models: deps.models,
+      web: this.#services.web,
       prompts: this.#services.prompts,
       store: this.#services.store,
       blobSources: {
@@ -199,6 +201,9 @@ class CursorRunSession implements RunSession {
       setup: plan.tools,
       readPaths: plan.baseState.readPaths,
       wire: this.#wire,
+      web: this.#services.web,
+      committedResult: (call) =>
+        this.#services.store.findToolResult(parseConversationId(plan.run.conversationId), { callId: call.callId, name: call.name, argumentsJson: call.argumentsJson }),
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
       publishResult: (result) => this.#lifecycle.publishToolResult(result),

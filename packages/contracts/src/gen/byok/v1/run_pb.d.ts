@@ -24,6 +24,18 @@ export declare type StartAction = Message<"byok.v1.StartAction"> & {
    * @generated from field: repeated byok.v1.Message initial_messages = 1;
    */
   initialMessages: Message$1[];
+
+  /**
+   * Client ids of initial messages a conversation takes only once (e.g. the
+   * notice that a background sub-agent finished). When the conversation already
+   * holds every one of them - appended by the start of a run that did not fail
+   * or get cancelled, or imported from the client's history - this start is a
+   * repeat: the run is recorded completed at once and appends nothing.
+   * Empty = no such check.
+   *
+   * @generated from field: repeated string once_client_ids = 2;
+   */
+  onceClientIds: string[];
 };
 
 /**

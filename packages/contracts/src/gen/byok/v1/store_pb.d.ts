@@ -122,6 +122,9 @@ export declare type BeginRunRequest = Message<"byok.v1.BeginRunRequest"> & {
   initialMessages: Message$1[];
 
   /**
+   * A sub-agent run: the run (and its tool call) that started it. A parent run
+   * of another member is refused (FORBIDDEN).
+   *
    * @generated from field: string parent_run_id = 6;
    */
   parentRunId: string;
@@ -135,6 +138,16 @@ export declare type BeginRunRequest = Message<"byok.v1.BeginRunRequest"> & {
    * @generated from field: string model_id = 8;
    */
   modelId: string;
+
+  /**
+   * See StartAction.once_client_ids: all already in the conversation (through a
+   * run that did not fail or get cancelled, or imported history) = the run is
+   * recorded completed at once and appends nothing (duplicate_of_run_id says
+   * which run took them). The check runs under the conversation lock.
+   *
+   * @generated from field: repeated string once_client_ids = 9;
+   */
+  onceClientIds: string[];
 };
 
 /**
@@ -251,6 +264,15 @@ export declare type BeginRunResponse = Message<"byok.v1.BeginRunResponse"> & {
    * @generated from field: string superseded_run_id = 2;
    */
   supersededRunId: string;
+
+  /**
+   * Set when the once client ids were all taken: the run whose start appended
+   * them ("imported" when the client's own history holds them). This run is
+   * then completed and appended nothing.
+   *
+   * @generated from field: string duplicate_of_run_id = 3;
+   */
+  duplicateOfRunId: string;
 };
 
 /**
@@ -258,6 +280,46 @@ export declare type BeginRunResponse = Message<"byok.v1.BeginRunResponse"> & {
  * Use `create(BeginRunResponseSchema)` to create a new message.
  */
 export declare const BeginRunResponseSchema: GenMessage<BeginRunResponse>;
+
+/**
+ * run.children: the sub-agent runs a run started (parent_run_id = the run),
+ * oldest first.
+ *
+ * @generated from message byok.v1.ListChildRunsRequest
+ */
+export declare type ListChildRunsRequest = Message<"byok.v1.ListChildRunsRequest"> & {
+  /**
+   * @generated from field: string parent_run_id = 1;
+   */
+  parentRunId: string;
+};
+
+/**
+ * Describes the message byok.v1.ListChildRunsRequest.
+ * Use `create(ListChildRunsRequestSchema)` to create a new message.
+ */
+export declare const ListChildRunsRequestSchema: GenMessage<ListChildRunsRequest>;
+
+/**
+ * @generated from message byok.v1.ListChildRunsResponse
+ */
+export declare type ListChildRunsResponse = Message<"byok.v1.ListChildRunsResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: repeated byok.v1.RunRecord runs = 1;
+   */
+  runs: RunRecord[];
+};
+
+/**
+ * Describes the message byok.v1.ListChildRunsResponse.
+ * Use `create(ListChildRunsResponseSchema)` to create a new message.
+ */
+export declare const ListChildRunsResponseSchema: GenMessage<ListChildRunsResponse>;
 
 /**
  * run.append: conditional on active run + expected head.
@@ -900,6 +962,79 @@ export declare type CommitToolResultResponse = Message<"byok.v1.CommitToolResult
 export declare const CommitToolResultResponseSchema: GenMessage<CommitToolResultResponse>;
 
 /**
+ * tool_result.find: a result committed for tool call `call_id` by any run of
+ * the conversation (the first one), so a client-side resume need not redo
+ * gateway-side work. Only a call with the same tool name and the same
+ * arguments counts (some endpoints reuse call ids). found = false when there
+ * is none.
+ *
+ * @generated from message byok.v1.FindToolResultRequest
+ */
+export declare type FindToolResultRequest = Message<"byok.v1.FindToolResultRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * @generated from field: string call_id = 2;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string arguments_json = 4;
+   */
+  argumentsJson: string;
+};
+
+/**
+ * Describes the message byok.v1.FindToolResultRequest.
+ * Use `create(FindToolResultRequestSchema)` to create a new message.
+ */
+export declare const FindToolResultRequestSchema: GenMessage<FindToolResultRequest>;
+
+/**
+ * @generated from message byok.v1.FindToolResultResponse
+ */
+export declare type FindToolResultResponse = Message<"byok.v1.FindToolResultResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+
+  /**
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * @generated from field: bool is_error = 3;
+   */
+  isError: boolean;
+
+  /**
+   * @generated from field: string run_id = 4;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message byok.v1.FindToolResultResponse.
+ * Use `create(FindToolResultResponseSchema)` to create a new message.
+ */
+export declare const FindToolResultResponseSchema: GenMessage<FindToolResultResponse>;
+
+/**
  * tool_round.get_open: the run's unsettled round, or `round` unset when none.
  *
  * @generated from message byok.v1.GetOpenToolRoundRequest
@@ -1306,21 +1441,28 @@ export declare type MemberUsage = Message<"byok.v1.MemberUsage"> & {
   reasoningTokensRuns: number;
 
   /**
+   * How many of `runs` are sub-agent runs (started by another run's Task).
+   *
+   * @generated from field: uint32 subagent_runs = 17;
+   */
+  subagentRuns: number;
+
+  /**
    * From the ledger: the member's model calls that started in the range (runs
    * and HTTP requests), the sum of their known costs in USD (decimal) and how
    * many calls have an unknown cost (not in cost_usd).
    *
-   * @generated from field: uint32 model_calls = 17;
+   * @generated from field: uint32 model_calls = 18;
    */
   modelCalls: number;
 
   /**
-   * @generated from field: string cost_usd = 18;
+   * @generated from field: string cost_usd = 19;
    */
   costUsd: string;
 
   /**
-   * @generated from field: uint32 unknown_cost_calls = 19;
+   * @generated from field: uint32 unknown_cost_calls = 20;
    */
   unknownCostCalls: number;
 };
