@@ -36,6 +36,7 @@ const WILDCARD = new Set(["0.0.0.0", "::"]);
 export const LISTEN_VARIABLES: Readonly<Record<string, readonly { host: string; port: string }[]>> = {
   "cursor-adapter": [{ host: "HOST", port: "PORT" }],
   "edge-proxy": [{ host: "PROXY_HOST", port: "PROXY_PORT" }],
+  admin: [{ host: "ADMIN_HOST", port: "ADMIN_PORT" }],
 };
 /** Every service's ops listener (/metrics, /healthz): in compose each container has its own; here each process needs its own port. */
 const OPS_LISTENER = { host: "METRICS_HOST", port: "METRICS_PORT" };
