@@ -51,6 +51,7 @@ beforeAll(async () => {
     [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
     PORT: "0",
     PROXY_PORT: "0",
+    ADMIN_PORT: "0",
     UPSTREAM_ORIGIN: "http://127.0.0.1:9",
     LOG_LEVEL: "warn",
     LOG_FORMAT: "json",

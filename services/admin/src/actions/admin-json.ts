@@ -17,10 +17,29 @@ export function memberJson(m: MemberRecord): MemberJson {
   return { memberId: m.memberId, name: m.name, createdAt: m.createdAt, ...(m.revokedAt ? { revokedAt: m.revokedAt } : {}) };
 }
 
-/** member.usage rows with the protobuf type name left out and int64 sums as numbers. */
-export function memberUsageJson(row: MemberUsage): Record<string, unknown> {
+/** A member.usage row: the store's fields, int64 sums as numbers, unreported sums absent. */
+export interface MemberUsageJson {
+  memberId: string;
+  name: string;
+  runs: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  inputTokens?: number;
+  inputTokensRuns: number;
+  outputTokens?: number;
+  outputTokensRuns: number;
+  cacheReadTokens?: number;
+  cacheReadTokensRuns: number;
+  cacheWriteTokens?: number;
+  cacheWriteTokensRuns: number;
+  reasoningTokens?: number;
+  reasoningTokensRuns: number;
+}
+
+export function memberUsageJson(row: MemberUsage): MemberUsageJson {
   const { $typeName: _type, ...fields } = row;
-  return plain(fields) as Record<string, unknown>;
+  return plain(fields) as MemberUsageJson;
 }
 
 /** Deep copy with bigint as number (token counts stay far below 2^53). */

@@ -3,14 +3,14 @@ import { create } from "@bufbuild/protobuf";
 import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
 import { StoreFailure, type UsageFilter } from "@byok/store-client";
-import type { MemberAdmin } from "./member-admin.ts";
+import type { AdminStore } from "../actions/admin-actions.ts";
 
 /**
  * In-memory stand-in for the store's member operations (the real ones are exercised in
  * tests/admin-cli.test.ts, tests/edge-proxy.test.ts and tests/admin-usage.test.ts).
  * `memberUsage` serves `usageRows` filtered by member, and records each filter it was asked for.
  */
-function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilters: UsageFilter[] } {
+function memoryMembers(usageRows: MemberUsage[] = []): AdminStore & { usageFilters: UsageFilter[] } {
   const members = new Map<string, MemberRecord>();
   const usageFilters: UsageFilter[] = [];
   return {
@@ -23,7 +23,7 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilt
     async createMember(name) {
       const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
       members.set(member.memberId, member);
-      return { member, key: `key-${member.memberId}` };
+      return { member, key: `key-${member.memberId}`, keyId: `k-${member.memberId}` };
     },
     async revokeMember(memberId) {
       const m = members.get(memberId);
@@ -39,7 +39,7 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilt
 
 const WHERE = "nats://127.0.0.1:42229 (bus prefix byok, from test)";
 
-async function run(client: MemberAdmin, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+async function run(client: AdminStore, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
   const parsed = parseAdminArgs(args);
