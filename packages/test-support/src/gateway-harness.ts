@@ -45,6 +45,11 @@ type EnvOverrides = Readonly<Record<string, string>>;
 export interface GatewayHarnessOptions {
   /** Run workers to start (default 1). */
   workers?: number;
+  /**
+   * Start the provider gateway in-process (default true). false: the test
+   * starts its own, e.g. as child processes with `providerGatewayEnv()`.
+   */
+  providerGateway?: boolean;
   /** Extra environment per service, e.g. { cursorAdapter: { HEARTBEAT_MS: "200" } }. */
   env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides };
   /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, ...). */
@@ -121,6 +126,13 @@ export interface GatewayHarness {
    * process (`node services/run-worker/src/main.ts`).
    */
   runWorkerEnv(workerId: string): Record<string, string>;
+  /**
+   * The environment a provider gateway of this gateway gets (bus, gateway
+   * config with the mock LLM, its key, the harness's providerGateway
+   * overrides): for one started as a child process
+   * (`node services/provider-gateway/src/main.ts`).
+   */
+  providerGatewayEnv(): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -182,11 +194,18 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), { log: serviceLogger("store", options.logs) });
     cleanups.push(() => store.stop());
 
-    const gateway = await startProviderGateway(
-      loadGatewayServiceConfig({ ...busEnv, GATEWAY_CONFIG: configPath, [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret", ...options.env?.providerGateway }),
-      { log: serviceLogger("provider-gateway", options.logs) },
-    );
-    cleanups.push(() => gateway.stop());
+    const providerGatewayEnv = (): Record<string, string> => ({
+      ...busEnv,
+      GATEWAY_CONFIG: configPath,
+      [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
+      ...options.env?.providerGateway,
+    });
+    let providerGatewayOps: string | undefined;
+    if (options.providerGateway !== false) {
+      const gateway = await startProviderGateway(loadGatewayServiceConfig(providerGatewayEnv()), { log: serviceLogger("provider-gateway", options.logs) });
+      cleanups.push(() => gateway.stop());
+      providerGatewayOps = gateway.opsUrl;
+    }
 
     const workers: WorkerHandle[] = [];
     const startWorker = async (): Promise<WorkerHandle> => {
@@ -263,7 +282,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       configPath,
       workers,
       edge,
-      ops: { store: store.opsUrl, providerGateway: gateway.opsUrl, cursorAdapter: adapter.opsUrl, edgeProxy: edgeOpsUrl },
+      ops: { store: store.opsUrl, providerGateway: providerGatewayOps, cursorAdapter: adapter.opsUrl, edgeProxy: edgeOpsUrl },
       client(clientOptions = {}) {
         const client = new FakeCursorClient({ transport: { baseUrl: adapter.url }, ...clientOptions });
         clients.push(client);
@@ -279,6 +298,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       },
       startWorker,
       runWorkerEnv,
+      providerGatewayEnv,
       stop: cleanup,
     };
   } catch (err) {

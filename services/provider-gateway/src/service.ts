@@ -2,11 +2,18 @@
  * The provider gateway: binds every configured route to its endpoint adapter
  * (SDK clients with the keys, which never leave this process) and serves
  * model calls on the bus. `startProviderGateway` runs the real service
- * in-process (main.ts, the supervisor and tests).
+ * in-process (main.ts, the supervisor and tests). Every call passes the call
+ * accounting: StoreAccounting (budgets, limits and the ledger through the
+ * store, its costs into the metrics) unless ACCOUNTING=off or the caller
+ * hands in its own.
  */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { PICO_PER_USD, connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { StoreClient } from "@byok/store-client";
 import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
+import { StoreAccounting } from "./accounting/store-accounting.ts";
 import { bindRoutes } from "./adapters/index.ts";
 import type { ProviderGatewayConfig } from "./config.ts";
 import { serveModelCalls } from "./invoke-server.ts";
@@ -18,7 +25,7 @@ export interface ProviderGatewayOverrides {
   /** Use this connection instead of opening one (it is not closed on stop). */
   readonly nc?: NatsConnection;
   readonly backoff?: ModelCallOptions["backoff"];
-  /** Budgets, limits and ledger (default: pass-through, admits everything). */
+  /** Budgets, limits and ledger (default: StoreAccounting, or pass-through with ACCOUNTING=off). */
   readonly accounting?: CallAccounting;
 }
 
@@ -44,15 +51,33 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     if (overrides.nc === undefined) await nc.close();
     throw err;
   }
+  const names = busNames(config.busPrefix);
+  const storeAccounting =
+    overrides.accounting !== undefined || config.accounting === undefined
+      ? undefined
+      : new StoreAccounting({
+          store: new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs }),
+          models: config.accounting.models,
+          holder: config.accounting.holder ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
+          policyTtlMs: config.accounting.policyTtlMs,
+          leaseTtlMs: config.accounting.leaseTtlMs,
+          leaseIdleMs: config.accounting.leaseIdleMs,
+          leaseCalls: config.accounting.leaseCalls,
+          log: log.child({ component: "accounting" }),
+          observer: {
+            // A Prometheus counter takes floats: the exact amount stays in the ledger.
+            costRecorded: (model, team, cost) => metrics.recordModelCost(model, team, cost.kind === "known" ? { kind: "known", usd: Number(cost.pico) / Number(PICO_PER_USD) } : { kind: "unknown" }),
+          },
+        });
   const server = serveModelCalls({
     nc,
-    names: busNames(config.busPrefix),
+    names,
     adapters,
     log,
     keepaliveMs: config.keepaliveMs,
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
-    accounting: overrides.accounting ?? passThroughAccounting,
+    accounting: overrides.accounting ?? storeAccounting ?? passThroughAccounting,
     metrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });
@@ -65,6 +90,8 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     inFlight: () => server.inFlight(),
     async stop() {
       await server.stop();
+      // Every call has settled: write the ledger backlog and return the leases while the bus is still up.
+      await storeAccounting?.close();
       if (overrides.nc === undefined) await nc.drain();
       await ops.stop();
     },

@@ -11,6 +11,8 @@ export interface StoreOverrides {
   readonly log?: Logger;
   /** A NATS connection owned by the caller (not closed by stop()). */
   readonly nc?: NatsConnection;
+  /** The store's clock (tests move it: key expiry, budget windows, lease expiry). */
+  readonly now?: () => Date;
 }
 
 export interface RunningStore {
@@ -36,7 +38,7 @@ export async function startStore(config: StoreConfig, overrides: StoreOverrides 
     throw error;
   }
   const ownedNc = overrides.nc ? undefined : nc;
-  const server = serveStoreOperations(nc, busNames(config.busPrefix), createHandlers(pool), log, createStoreMetrics(registry));
+  const server = serveStoreOperations(nc, busNames(config.busPrefix), createHandlers(pool, overrides.now), log, createStoreMetrics(registry));
   // Make sure every subscription is registered with the server before callers send requests.
   await nc.flush();
   log.info({ bus_prefix: config.busPrefix }, "store serving requests");

@@ -963,6 +963,11 @@ export declare type MemberRecord = Message<"byok.v1.MemberRecord"> & {
    * @generated from field: string revoked_at = 4;
    */
   revokedAt: string;
+
+  /**
+   * @generated from field: string team_id = 5;
+   */
+  teamId: string;
 };
 
 /**
@@ -972,7 +977,9 @@ export declare type MemberRecord = Message<"byok.v1.MemberRecord"> & {
 export declare const MemberRecordSchema: GenMessage<MemberRecord>;
 
 /**
- * member.create: the key is returned once; the store keeps only its SHA-256.
+ * member.create: the member's first key is returned once; the store keeps only
+ * its SHA-256 (more keys: key.create in control.proto). team_id "" = the
+ * default team; NOT_FOUND for an unknown team. key_expires_at: RFC 3339, "" = never.
  *
  * @generated from message byok.v1.CreateMemberRequest
  */
@@ -981,6 +988,21 @@ export declare type CreateMemberRequest = Message<"byok.v1.CreateMemberRequest">
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string key_label = 3;
+   */
+  keyLabel: string;
+
+  /**
+   * @generated from field: string key_expires_at = 4;
+   */
+  keyExpiresAt: string;
 };
 
 /**
@@ -1007,6 +1029,11 @@ export declare type CreateMemberResponse = Message<"byok.v1.CreateMemberResponse
    * @generated from field: string key = 2;
    */
   key: string;
+
+  /**
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
 };
 
 /**
@@ -1055,7 +1082,8 @@ export declare type RevokeMemberResponse = Message<"byok.v1.RevokeMemberResponse
 export declare const RevokeMemberResponseSchema: GenMessage<RevokeMemberResponse>;
 
 /**
- * member.verify: NOT_FOUND for an unknown or revoked key.
+ * member.verify: NOT_FOUND for an unknown, revoked or expired key, or a key of
+ * a revoked member.
  *
  * @generated from message byok.v1.VerifyMemberKeyRequest
  */
@@ -1090,6 +1118,16 @@ export declare type VerifyMemberKeyResponse = Message<"byok.v1.VerifyMemberKeyRe
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: string team_id = 4;
+   */
+  teamId: string;
 };
 
 /**
@@ -1099,7 +1137,7 @@ export declare type VerifyMemberKeyResponse = Message<"byok.v1.VerifyMemberKeyRe
 export declare const VerifyMemberKeyResponseSchema: GenMessage<VerifyMemberKeyResponse>;
 
 /**
- * member.list: oldest first.
+ * member.list: oldest first; team_id "" = every team.
  *
  * @generated from message byok.v1.ListMembersRequest
  */
@@ -1108,6 +1146,11 @@ export declare type ListMembersRequest = Message<"byok.v1.ListMembersRequest"> &
    * @generated from field: bool include_revoked = 1;
    */
   includeRevoked: boolean;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
 };
 
 /**
@@ -1261,6 +1304,25 @@ export declare type MemberUsage = Message<"byok.v1.MemberUsage"> & {
    * @generated from field: uint32 reasoning_tokens_runs = 16;
    */
   reasoningTokensRuns: number;
+
+  /**
+   * From the ledger: the member's model calls that started in the range (runs
+   * and HTTP requests), the sum of their known costs in USD (decimal) and how
+   * many calls have an unknown cost (not in cost_usd).
+   *
+   * @generated from field: uint32 model_calls = 17;
+   */
+  modelCalls: number;
+
+  /**
+   * @generated from field: string cost_usd = 18;
+   */
+  costUsd: string;
+
+  /**
+   * @generated from field: uint32 unknown_cost_calls = 19;
+   */
+  unknownCostCalls: number;
 };
 
 /**
