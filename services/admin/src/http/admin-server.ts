@@ -31,7 +31,8 @@ const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
+  // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on form posts, which the origin check refuses.
+  "referrer-policy": "same-origin",
   "x-frame-options": "DENY",
 };
 

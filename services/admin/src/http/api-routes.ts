@@ -20,15 +20,75 @@ const flag = (query: URLSearchParams, name: string): boolean => query.get(name) 
 const text = (query: URLSearchParams, name: string): string => query.get(name) ?? "";
 
 export const API_ROUTES: readonly ApiRoute[] = [
-  { method: "GET", path: "/api/members", action: "listMembers", input: ({ query }) => ({ includeRevoked: flag(query, "all") }) },
+  { method: "GET", path: "/api/members", action: "listMembers", input: ({ query }) => ({ includeRevoked: flag(query, "all"), teamId: text(query, "team") }) },
   { method: "POST", path: "/api/members", action: "createMember" },
   { method: "POST", path: "/api/members/:memberId/revoke", action: "revokeMember" },
+  { method: "PUT", path: "/api/members/:memberId/team", action: "setMemberTeam" },
+  { method: "GET", path: "/api/members/:memberId/keys", action: "listKeys", input: ({ params, query }) => ({ memberId: params["memberId"], includeInactive: flag(query, "all") }) },
+  { method: "POST", path: "/api/members/:memberId/keys", action: "createKey" },
+  { method: "GET", path: "/api/members/:memberId/limits", action: "getLimits" },
+  { method: "PUT", path: "/api/members/:memberId/limits", action: "setLimits" },
+  { method: "POST", path: "/api/keys/:keyId/revoke", action: "revokeKey" },
+  { method: "POST", path: "/api/keys/:keyId/rotate", action: "rotateKey" },
+  { method: "GET", path: "/api/teams", action: "listTeams" },
+  { method: "POST", path: "/api/teams", action: "createTeam" },
+  { method: "PUT", path: "/api/teams/:teamId", action: "updateTeam" },
+  { method: "DELETE", path: "/api/teams/:teamId", action: "deleteTeam" },
+  { method: "GET", path: "/api/budgets", action: "listBudgets", input: ({ query }) => ({ memberId: text(query, "member"), teamId: text(query, "team") }) },
+  { method: "PUT", path: "/api/budgets", action: "setBudget" },
+  { method: "DELETE", path: "/api/budgets/:budgetId", action: "deleteBudget" },
   {
     method: "GET",
     path: "/api/usage",
     action: "memberUsage",
     input: ({ query }) => ({ memberId: text(query, "member"), since: text(query, "since"), until: text(query, "until") }),
   },
+  {
+    method: "GET",
+    path: "/api/runs",
+    action: "recentRuns",
+    input: ({ query }) => ({
+      limit: text(query, "limit"),
+      memberId: text(query, "member"),
+      teamId: text(query, "team"),
+      before: text(query, "before"),
+      running: flag(query, "running"),
+    }),
+  },
+  {
+    method: "GET",
+    path: "/api/spend",
+    action: "spendSeries",
+    input: ({ query }) => ({
+      group: query.get("group") ?? undefined,
+      bucket: query.get("bucket") ?? undefined,
+      since: text(query, "since"),
+      until: text(query, "until"),
+      memberId: text(query, "member"),
+      teamId: text(query, "team"),
+      modelId: text(query, "model"),
+    }),
+  },
+  {
+    method: "GET",
+    path: "/api/ledger",
+    action: "listLedger",
+    input: ({ query }) => ({ runId: text(query, "run"), memberId: text(query, "member"), since: text(query, "since"), until: text(query, "until"), limit: text(query, "limit") }),
+  },
+  {
+    method: "GET",
+    path: "/api/audit",
+    action: "listAudit",
+    input: ({ query }) => ({
+      since: text(query, "since"),
+      until: text(query, "until"),
+      action: text(query, "action"),
+      memberId: text(query, "member"),
+      limit: text(query, "limit"),
+      beforeId: text(query, "before"),
+    }),
+  },
+  { method: "POST", path: "/api/retention/run", action: "purgeContent" },
 ];
 
 export interface RouteMatch {

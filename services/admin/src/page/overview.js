@@ -31,7 +31,7 @@ async function drawPlots() {
   const total = points.reduce((n, p) => n + Number(p.costUsd || 0), 0);
   const calls = points.reduce((n, p) => n + p.calls, 0);
   document.getElementById("spend-note").textContent =
-    `${usd(String(total))} over ${count(calls)} model calls` + (unknown > 0 ? `; ${unknown} calls with unknown cost are not in the bars` : "");
+    `${usd(String(total))} over ${count(calls)} model call${calls === 1 ? "" : "s"}` + (unknown > 0 ? `; ${unknown} with unknown cost are not in the bars` : "");
 }
 
 function statusOf(run) {
