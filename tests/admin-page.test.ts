@@ -126,6 +126,7 @@ describe.skipIf(!existsSync(CHROMIUM))("admin page in a browser", () => {
     await page.fill("#team-form input[name=retentionDays]", "30");
     await page.click("#team-form button[type=submit]");
     await page.waitForSelector("#teams >> text=30 days");
+    await page.screenshot({ path: join(ARTIFACTS, "admin-page-teams.png"), fullPage: true });
     await page.click("a[data-tab=budgets]");
     await page.waitForSelector("body[data-rendered=budgets]");
     await page.selectOption("#budget-form select[name=target]", { label: "member alice" });
@@ -136,12 +137,25 @@ describe.skipIf(!existsSync(CHROMIUM))("admin page in a browser", () => {
     expect((await budget.locator("td").allTextContents()).join(" ")).toMatch(/\$10\.00 .*\$0\.\d+/);
     await page.screenshot({ path: join(ARTIFACTS, "admin-page-budgets.png"), fullPage: true });
 
+    // Alice's keys: rotating the one she used shows a new key once and marks the old one replaced.
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.click("a[data-tab=members]");
+    await page.click("#members tr[data-key] >> text=Keys & team");
+    await page.waitForSelector("#member-detail >> text=Keys of alice");
+    await page.click("#member-detail >> text=Rotate");
+    await page.waitForSelector("#member-detail >> text=replaced");
+    const rotated = (await page.textContent("#new-secret"))?.trim() ?? "";
+    expect(rotated).not.toBe(key);
+    expect(rotated.length).toBeGreaterThan(20);
+    await page.screenshot({ path: join(ARTIFACTS, "admin-page-keys.png"), fullPage: true });
+
     // The audit tab shows the admin actions and the run start, with who did them.
     await page.click("a[data-tab=audit]");
     await page.waitForSelector("body[data-rendered=audit]");
     await page.waitForSelector("#audit >> text=run.started");
     await page.waitForSelector("#audit >> text=member.created");
     await page.waitForSelector("#audit >> text=budget.set");
+    await page.waitForSelector("#audit >> text=key.rotated");
     await page.screenshot({ path: join(ARTIFACTS, "admin-page-audit.png"), fullPage: true });
     expect(pageErrors).toEqual([]);
   }, 120_000);
