@@ -48,11 +48,30 @@ describe("admin usage report with the store", () => {
     await finishedRun("r2", aliceId, RunStatus.FAILED);
     await finishedRun("r3", aliceId, RunStatus.COMPLETED, { inputTokens: 800n });
     await finishedRun("r4", "local", RunStatus.CANCELLED);
+    // The ledger has r1's call with its cost, and r2's with an unknown one.
+    for (const [i, runId, costUsd] of [[1, "r1", "0.0042"], [2, "r2", undefined]] as const) {
+      const settled = await store.call("settleCall", {
+        ticketId: `00000000-0000-4000-8000-00000000000${i}`,
+        entry: {
+          callRef: `run:${runId}:1`,
+          memberId: aliceId,
+          clientKind: "cursor",
+          modelId: "m",
+          providerId: "p",
+          upstreamModel: "u",
+          runId,
+          callIndex: 1,
+          startedAt: new Date().toISOString(),
+          ...(costUsd === undefined ? {} : { costUsd, chargedUsd: costUsd }),
+        },
+      });
+      expect(settled.error).toBeUndefined();
+    }
 
     const all = await admin("usage");
     expect(all.code).toBe(0);
-    expect(line(all.out, aliceId)).toEqual([aliceId, "alice", "3", "2", "1", "0", "2,000 (2/3)", "80 (1/3)", "-", "-", "-"]);
-    expect(line(all.out, "local")).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-"]);
+    expect(line(all.out, aliceId)).toEqual([aliceId, "alice", "3", "2", "1", "0", "2,000 (2/3)", "80 (1/3)", "-", "-", "-", "$0.0042 +1 unknown"]);
+    expect(line(all.out, "local")).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
 
     const onlyLocal = await admin("usage", "--member", "local");
     expect(line(onlyLocal.out, aliceId)).toBeUndefined();

@@ -117,8 +117,15 @@ describe("docker-compose.yml wiring", () => {
     } finally {
       await client.close();
     }
+    // The same member key works on the published OpenAI/Anthropic-compatible API (docs/inbound-api.md).
+    const inboundUrl = `http://127.0.0.1:${plan.publishedPort("provider-gateway", 8090)}`;
+    const models = await fetch(`${inboundUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(models.status, gateway.output()).toBe(200);
+    expect(((await models.json()) as { data: { id: string }[] }).data.length).toBeGreaterThan(0);
+    expect((await fetch(`${inboundUrl}/v1/models`, { headers: { authorization: "Bearer not-a-member-key" } })).status).toBe(401);
+
     // The admin page on its published loopback port takes the token from .env and shows the new member.
-    const adminUrl = `http://127.0.0.1:${plan.publishedPort("admin", 8090)}`;
+    const adminUrl = `http://127.0.0.1:${plan.publishedPort("admin", 8091)}`;
     const adminToken = parseEnv(readFileSync(join(dir, ".env"), "utf8"))["ADMIN_TOKEN"];
     const members = (await (await fetch(`${adminUrl}/api/members`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as { members: { name: string }[] };
     expect(members.members.map((m) => m.name)).toContain("alice");

@@ -16,6 +16,8 @@ export {
   isProviderCallId,
   isRunId,
   ledgerCallRef,
+  mintConversationId,
+  mintRunId,
   nextProviderCallIndex,
   parseClientModelCallIndex,
   parseConversationId,

@@ -40,7 +40,7 @@ export const adminServiceEnvSchema = commonEnvSchema.extend({
   /** Address the admin page listens on (0.0.0.0: every interface; put it behind your firewall or a TLS proxy). */
   ADMIN_HOST: z.string().min(1).default("127.0.0.1"),
   /** Port of the admin page and API (0 = any free port). */
-  ADMIN_PORT: envPort(8090),
+  ADMIN_PORT: envPort(8091),
   /** How long (ms) a login on the page lasts. */
   ADMIN_SESSION_MS: envMs(12 * 60 * 60 * 1000, 60_000),
   /** Set the session cookie's Secure flag (when the page is served over HTTPS by a proxy in front). */

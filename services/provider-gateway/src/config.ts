@@ -38,6 +38,19 @@ export const providerGatewayEnvSchema = commonEnvSchema.extend({
   PROVIDER_CALLER_PROBE_MS: envMs(5_000),
   /** A Retry-After longer than this (ms) is not waited for (the call fails instead). */
   PROVIDER_MAX_RETRY_AFTER_MS: envMs(60_000),
+  /** Port of the OpenAI/Anthropic-compatible HTTP front (docs/inbound-api.md): unset or empty = no HTTP front, 0 = any free port. */
+  INBOUND_PORT: z.preprocess(
+    (v) => (typeof v === "string" && v.trim() === "" ? undefined : v),
+    z.string().trim().regex(/^[0-9]+$/, "must be a whole number").transform(Number).pipe(z.number().int().min(0).max(65_535)).optional(),
+  ),
+  /** Address the HTTP front listens on. */
+  INBOUND_HOST: z.string().min(1).default("127.0.0.1"),
+  /** How long (ms) a verified member key is trusted without asking the store again (a revoked key stops working after at most this). */
+  INBOUND_KEY_CACHE_MS: envMs(30_000),
+  /** How long (ms) replay state of a translated answer is kept for the conversation's next call. */
+  INBOUND_REPLAY_TTL_MS: envMs(7 * 24 * 3_600_000),
+  /** Largest request body (bytes) the HTTP front reads. */
+  INBOUND_MAX_BODY_BYTES: envInt(32 * 1024 * 1024, { min: 1 }),
   /** "store": budgets, limits and the ledger through the store (docs/control-plane.md); "off": admit every call, record nothing. */
   ACCOUNTING: z.enum(["store", "off"]).default("store"),
   /** How long (ms) a member's policy (team, allowed models, budgets, limits) is used before it is fetched again. */
@@ -46,8 +59,8 @@ export const providerGatewayEnvSchema = commonEnvSchema.extend({
   ACCOUNTING_LEASE_TTL_MS: envMs(30_000, 3_000),
   /** A lease unused this long (ms) is returned to the store. */
   ACCOUNTING_LEASE_IDLE_MS: envMs(15_000),
-  /** A top-up asks for this many calls' worth of reservation (the store grants at most a quarter of what is left). */
-  ACCOUNTING_LEASE_CALLS: envInt(8, { min: 1, max: 1_000 }),
+  /** A top-up asks for this many calls' worth of reservation (the store grants at most a quarter of what is left); half of it left triggers the next one. */
+  ACCOUNTING_LEASE_CALLS: envInt(32, { min: 1, max: 1_000 }),
   /** This replica's name on its leases (default: host name, process id and a random suffix). */
   ACCOUNTING_HOLDER: z.string().min(1).optional(),
   /** Optional JSON file of price overrides: {"models": {"<model id>": {"input": 2.5, "output": 10}}}. */
@@ -65,6 +78,15 @@ export interface AccountingConfig {
   readonly holder: string | undefined;
 }
 
+/** The OpenAI/Anthropic-compatible HTTP front (docs/inbound-api.md). */
+export interface InboundConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly keyCacheMs: number;
+  readonly replayTtlMs: number;
+  readonly maxBodyBytes: number;
+}
+
 export interface ProviderGatewayConfig extends CommonConfig {
   readonly keepaliveMs: number;
   readonly callerProbeMs: number;
@@ -73,6 +95,9 @@ export interface ProviderGatewayConfig extends CommonConfig {
   readonly routes: RouteTable;
   /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
   readonly metrics: MetricsConfig;
+  /** INBOUND_PORT unset = off. */
+  readonly inbound: InboundConfig | undefined;
+  /** Bound on one store request (accounting, member.verify of the HTTP front). */
   readonly storeTimeoutMs: number;
   /** Budgets, limits and the ledger; undefined = ACCOUNTING=off. */
   readonly accounting: AccountingConfig | undefined;
@@ -105,6 +130,10 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Pro
     maxRetryAfterMs: e.PROVIDER_MAX_RETRY_AFTER_MS,
     routes: buildRoutes(file, env),
     metrics: metricsConfigFrom(e),
+    inbound:
+      e.INBOUND_PORT === undefined
+        ? undefined
+        : { host: e.INBOUND_HOST, port: e.INBOUND_PORT, keyCacheMs: e.INBOUND_KEY_CACHE_MS, replayTtlMs: e.INBOUND_REPLAY_TTL_MS, maxBodyBytes: e.INBOUND_MAX_BODY_BYTES },
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
     accounting,
   };

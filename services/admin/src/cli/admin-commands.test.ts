@@ -116,6 +116,9 @@ describe("admin command", () => {
         outputTokensRuns: 2,
         reasoningTokens: 0n,
         reasoningTokensRuns: 1,
+        modelCalls: 5,
+        costUsd: "0.4215",
+        unknownCostCalls: 2,
       }),
       create(MemberUsageSchema, { memberId: "local", runs: 1, cancelled: 1 }),
     ];
@@ -126,9 +129,9 @@ describe("admin command", () => {
       expect(r.code).toBe(0);
       expect(client.usageFilters).toEqual([{ memberId: "", since: "", until: "" }]);
       const [header, alice, local] = r.out.split("\n").map((line) => line.trim().split(/\s{2,}/));
-      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING"]);
-      expect(alice).toEqual(["m1", "alice", "4", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)"]);
-      expect(local).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-"]);
+      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "COST"]);
+      expect(alice).toEqual(["m1", "alice", "4", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)", "$0.4215 +2 unknown"]);
+      expect(local).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
       expect(r.out).toMatch(/- = no run reported it/);
     });
 

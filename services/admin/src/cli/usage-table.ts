@@ -2,6 +2,8 @@
  * The admin `usage` report as a plain-text table: one line per member, token
  * sums as the providers reported them. A sum that covers only some of the
  * member's runs says so ("300 (2/4)"); a field no run reported is "-", never 0.
+ * COST is the ledger's: the known costs in USD, and how many calls have an
+ * unknown cost ("$0.42 +3 unknown"); "-" without accounted calls.
  */
 type TokenField = "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens" | "reasoningTokens";
 
@@ -13,6 +15,9 @@ export type UsageRow = {
   readonly completed: number;
   readonly failed: number;
   readonly cancelled: number;
+  readonly modelCalls: number;
+  readonly costUsd: string;
+  readonly unknownCostCalls: number;
 } & { readonly [F in TokenField]?: number | bigint } & { readonly [F in `${TokenField}Runs`]: number };
 
 const TOKEN_COLUMNS: ReadonlyArray<readonly [string, TokenField]> = [
@@ -23,12 +28,12 @@ const TOKEN_COLUMNS: ReadonlyArray<readonly [string, TokenField]> = [
   ["REASONING", "reasoningTokens"],
 ];
 
-const HEADER = ["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", ...TOKEN_COLUMNS.map(([title]) => title)];
+const HEADER = ["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", ...TOKEN_COLUMNS.map(([title]) => title), "COST"];
 /** MEMBER and NAME are left-aligned, the counts right-aligned. */
 const TEXT_COLUMNS = 2;
 
 export const USAGE_LEGEND =
-  "token sums are provider-reported; n (k/N) = sum over the k of N runs that reported the field; - = no run reported it";
+  "token sums are provider-reported; n (k/N) = sum over the k of N runs that reported the field; - = no run reported it; cost: known costs, +n unknown = calls whose cost is unknown";
 
 function count(value: number | bigint): string {
   return value.toLocaleString("en-US");
@@ -41,6 +46,12 @@ function tokenCell(row: UsageRow, field: TokenField): string {
   return reported === row.runs ? count(total) : `${count(total)} (${reported}/${row.runs})`;
 }
 
+function costCell(row: UsageRow): string {
+  if (row.modelCalls === 0) return "-";
+  const known = `$${row.costUsd || "0"}`;
+  return row.unknownCostCalls === 0 ? known : `${known} +${row.unknownCostCalls} unknown`;
+}
+
 function cells(row: UsageRow): string[] {
   return [
     row.memberId,
@@ -50,6 +61,7 @@ function cells(row: UsageRow): string[] {
     count(row.failed),
     count(row.cancelled),
     ...TOKEN_COLUMNS.map(([, field]) => tokenCell(row, field)),
+    costCell(row),
   ];
 }
 

@@ -6,6 +6,14 @@
  * cannot cover a need does the admission wait for the store (a top-up, one
  * request for every short counter of the call).
  *
+ * Budget leases are charged per call in the store (with the call's ledger
+ * row); rate leases are counted here only, and what they used is reported
+ * when they are returned (the store counts an expired one as used in full).
+ *
+ * A lease runs low (less than half a slice left, or its window over) → it is
+ * topped up in the background; a lease whose window just ended keeps
+ * admitting for WINDOW_GRACE_MS meanwhile.
+ *
  * Upkeep (every TTL / 3): leases in use are renewed; idle ones (nothing
  * reserved or waiting to be written, unused for `idleMs`) are returned; ones
  * whose window ended or whose validity ran out are dropped. A lease counts as
@@ -55,7 +63,6 @@ export class LocalLease {
   readonly key: string;
   readonly counter: CounterRef;
   readonly leaseId: string;
-  readonly windowStart: string;
   readonly windowEndMs: number;
   amount: bigint;
   consumed: bigint;
@@ -64,12 +71,17 @@ export class LocalLease {
   lastUsedMs: number;
   /** Settled calls whose charge on this lease is not written to the store yet. */
   pending = 0;
+  /**
+   * Multiplies the slice a top-up asks for: doubled (up to MAX_SCALE) each
+   * time a top-up lands on a lease that had less than half a slice left, so a
+   * busy counter gets slices that outlast the store's answer time.
+   */
+  scale = 1n;
 
   constructor(counter: CounterRef, grant: LeaseGrant, validUntilMs: number, now: number) {
     this.key = counterKeyOf(counter);
     this.counter = counter;
     this.leaseId = grant.leaseId;
-    this.windowStart = grant.windowStart;
     this.windowEndMs = Date.parse(grant.windowEnd);
     this.amount = grant.amount;
     this.consumed = grant.consumed;
@@ -77,8 +89,9 @@ export class LocalLease {
     this.lastUsedMs = now;
   }
 
+  /** Until its window ended (plus WINDOW_GRACE_MS, while the next window's lease is fetched) and while it is valid. */
   usable(now: number): boolean {
-    return now < this.windowEndMs && now < this.validUntilMs;
+    return now < this.windowEndMs + WINDOW_GRACE_MS && now < this.validUntilMs;
   }
 
   available(now: number): bigint {
@@ -91,6 +104,16 @@ export class LocalLease {
     return this.reserved > 0n || this.pending > 0;
   }
 }
+
+const MAX_SCALE = 64n;
+
+/**
+ * A lease keeps admitting calls this long after its window ended, counting
+ * them in its own window, while the lease of the new window is fetched: the
+ * first calls of each minute do not wait for the store. Each window still
+ * counts at most its limit.
+ */
+export const WINDOW_GRACE_MS = 2_000;
 
 /** A need reserved on a lease (held by the call's ticket until it settles). */
 export interface Reservation {
@@ -136,6 +159,16 @@ export class LeaseBook {
     return needs.filter((n) => (this.#current.get(counterKeyOf(n.counter))?.available(now) ?? 0n) < n.need);
   }
 
+  /** The needs whose lease has less than `calls` more calls like this one left (worth topping up ahead). */
+  runningLow(needs: readonly Need[], calls: bigint): Need[] {
+    const now = this.#options.now();
+    return needs.filter((n) => {
+      const lease = this.#current.get(counterKeyOf(n.counter));
+      if (lease === undefined || now >= lease.windowEndMs) return true;
+      return lease.available(now) < n.need * calls * lease.scale;
+    });
+  }
+
   /** Reserves every need (all or none), synchronously; undefined when one is short. */
   tryReserve(needs: readonly Need[]): Reservation[] | undefined {
     if (this.shortfalls(needs).length > 0) return undefined;
@@ -152,6 +185,11 @@ export class LeaseBook {
    * The top-ups already running for these counters (synchronous, so that a
    * caller that finds none starts its own before anyone else looks).
    */
+  /** Whether a top-up for this need's counter is running. */
+  pending(need: Need): boolean {
+    return this.#inflight.has(counterKeyOf(need.counter));
+  }
+
   inflightFor(needs: readonly Need[]): Promise<unknown> | undefined {
     const waits = needs.map((n) => this.#inflight.get(counterKeyOf(n.counter))).filter((p): p is Promise<void> => p !== undefined);
     return waits.length === 0 ? undefined : Promise.allSettled(waits);
@@ -169,13 +207,14 @@ export class LeaseBook {
         const lease = this.#current.get(counterKeyOf(n.counter));
         const rest = n.need - (lease?.available(sentAt) ?? 0n);
         const need = rest > 0n ? rest : 1n;
+        const want = (n.want > need ? n.want : need) * (lease?.usable(sentAt) === true ? lease.scale : 1n);
         return {
           counter: wireCounter(n.counter),
           budgetId: n.counter.kind === "budget" ? n.counter.budgetId : "",
           memberId: n.counter.kind === "budget" ? "" : n.counter.memberId,
           leaseId: lease?.leaseId ?? "",
           need,
-          want: n.want > need ? n.want : need,
+          want,
           overdraft: n.overdraft,
         };
       }),
@@ -203,6 +242,7 @@ export class LeaseBook {
     const key = counterKeyOf(counter);
     const lease = this.#current.get(key);
     if (lease !== undefined && lease.leaseId === grant.leaseId) {
+      if (lease.available(this.#options.now()) * 2n < grant.granted && lease.scale < MAX_SCALE) lease.scale *= 2n;
       // Additive: answers to concurrent top-ups of one lease may arrive in any order.
       lease.amount += grant.granted;
       if (validUntilMs > lease.validUntilMs) lease.validUntilMs = validUntilMs;
@@ -211,12 +251,16 @@ export class LeaseBook {
     this.#current.set(key, new LocalLease(counter, grant, validUntilMs, this.#options.now()));
   }
 
-  /** A settled call: its reservation becomes what it used (written to the store later, see `written`). */
-  settle(reservation: Reservation, used: bigint): void {
+  /**
+   * A settled call: its reservation becomes what it used. `charged`: the use
+   * goes to the store with the ledger row (budget leases; see `written`); rate
+   * leases are only counted here and reported when returned.
+   */
+  settle(reservation: Reservation, used: bigint, charged: boolean): void {
     const { lease } = reservation;
     lease.reserved -= reservation.need;
     lease.consumed += used;
-    lease.pending += 1;
+    if (charged) lease.pending += 1;
     lease.lastUsedMs = this.#options.now();
   }
 
@@ -234,7 +278,7 @@ export class LeaseBook {
   async upkeep(): Promise<void> {
     const { now, idleMs, ttlMs, holder } = this.#options;
     const at = now();
-    const returns: Array<{ leaseId: string; close: boolean }> = [];
+    const returns: Array<{ leaseId: string; keep: bigint; close: boolean }> = [];
     const renew: LocalLease[] = [];
     for (const [key, lease] of this.#current) {
       // A top-up in flight may add to this lease: leave it alone until the answer is in.
@@ -244,7 +288,7 @@ export class LeaseBook {
         continue;
       }
       if (!lease.busy && at - lease.lastUsedMs >= idleMs) {
-        returns.push({ leaseId: lease.leaseId, close: true });
+        returns.push({ leaseId: lease.leaseId, keep: lease.consumed, close: true });
         this.#current.delete(key);
       } else {
         renew.push(lease);
@@ -260,7 +304,7 @@ export class LeaseBook {
 
   /** Closes every lease (shutdown, after the last call settled and was written). */
   async closeAll(): Promise<void> {
-    const returns = [...this.#current.values()].map((l) => ({ leaseId: l.leaseId, close: true }));
+    const returns = [...this.#current.values()].map((l) => ({ leaseId: l.leaseId, keep: l.consumed + l.reserved, close: true }));
     this.#current.clear();
     if (returns.length > 0) await this.#store.releaseLeases({ holder: this.#options.holder, returns, ttlMs: this.#options.ttlMs });
   }

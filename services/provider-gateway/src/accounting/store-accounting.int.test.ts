@@ -87,6 +87,11 @@ afterEach(async () => {
   await database.drop();
 });
 
+/** Starts well inside a UTC minute, so that a per-minute test does not straddle two windows. */
+async function awayFromMinuteEnd(): Promise<void> {
+  await waitFor(() => new Date().getUTCSeconds() < 50, "a fresh part of the minute", 15_000);
+}
+
 async function ledgerRows(): Promise<Array<{ costUsd?: string; chargedUsd?: string; outcome: string }>> {
   return client.listLedger({ memberId, limit: 1000 });
 }
@@ -143,6 +148,7 @@ describe("StoreAccounting", () => {
 
   it("holds requests per minute across two replicas", async () => {
     await client.setMemberLimits({ memberId, requestsPerMinute: 5 });
+    await awayFromMinuteEnd();
     const a = replica("a");
     const b = replica("b");
     const decisions = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).admit(admission())));
@@ -155,6 +161,7 @@ describe("StoreAccounting", () => {
   it("holds tokens per minute across two replicas, settling each call to its reported tokens", async () => {
     // Each call reserves 100 + 100 tokens; 1,000 per minute fit 5 (the overdraft may admit one more).
     await client.setMemberLimits({ memberId, tokensPerMinute: 1000n });
+    await awayFromMinuteEnd();
     const a = replica("a");
     const b = replica("b");
     const decisions = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).admit(admission())));

@@ -18,7 +18,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ledgerCallRef, parseMemberId, parseRunId, type LeaseChargeSchema, type StoreRequest } from "@byok/contracts";
+import { LOCAL_MEMBER_ID, ledgerCallRef, parseMemberId, parseRunId, type LeaseChargeSchema, type MemberId, type StoreRequest } from "@byok/contracts";
 import { formatUsd, type Logger } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { AccountingTicket, AdmissionDecision, CallAccounting, CallAdmission, CallUsage } from "./call-accounting.ts";
@@ -30,12 +30,12 @@ import type { AccountedModels } from "./price-table.ts";
 import { callCost, costBound, type CallCost, type ModelPrice } from "./pricing.ts";
 
 /**
- * Hears each settled call's cost (the metrics; `team` is the team's name);
- * must be cheap and must not throw. Refusals are counted where the caller
- * applies the decision (invoke-server.ts), not here.
+ * Hears each settled call's cost (the metrics); must be cheap and must not
+ * throw. Refusals are counted where the caller applies the decision
+ * (invoke-server.ts), not here.
  */
 export interface AccountingObserver {
-  costRecorded(modelId: string, team: string, cost: CallCost): void;
+  costRecorded(modelId: string, teamId: string, cost: CallCost): void;
 }
 
 export const noAccountingObserver: AccountingObserver = { costRecorded: () => undefined };
@@ -50,7 +50,7 @@ export interface StoreAccountingOptions {
   readonly policyTtlMs: number;
   readonly leaseTtlMs: number;
   readonly leaseIdleMs: number;
-  /** How many calls' worth of need a top-up asks for. */
+  /** How many calls' worth of need a top-up asks for (half of it left triggers the next top-up ahead of time). */
   readonly leaseCalls: number;
   readonly log: Logger;
   readonly observer?: AccountingObserver;
@@ -62,7 +62,6 @@ interface Hold {
   readonly ticketId: string;
   readonly startedAt: Date;
   readonly teamId: string;
-  readonly teamName: string;
   readonly price: ModelPrice | undefined;
   readonly reservations: ReadonlyArray<{ readonly reservation: Reservation; readonly counter: CounterRef }>;
   readonly costBound: bigint | undefined;
@@ -75,7 +74,9 @@ interface Limited {
   readonly refuse: (resetAtMs: number) => Rejection;
 }
 
-const TOP_UP_ROUNDS = 3;
+/** Rounds in which a short counter waits for a top-up already running, and rounds in all. */
+const WAIT_ROUNDS = 3;
+const MAX_ROUNDS = 8;
 /** The context window assumed for a model the price table does not know (it always knows the configured ones). */
 const FALLBACK_CONTEXT_WINDOW = 128_000;
 
@@ -101,7 +102,7 @@ export class StoreAccounting implements CallAccounting {
   }
 
   async admit(call: CallAdmission): Promise<AdmissionDecision> {
-    const rules = await this.#rules.get(parseMemberId(call.memberId));
+    const rules = await this.#rules.get(memberOf(call));
     if (rules.allowedModels !== undefined && !rules.allowedModels.has(call.routeId)) {
       return { kind: "forbidden", message: `model ${call.routeId} is not available to team ${JSON.stringify(rules.teamName)}` };
     }
@@ -125,7 +126,6 @@ export class StoreAccounting implements CallAccounting {
       ticketId: randomUUID(),
       startedAt: new Date(this.#now()),
       teamId: rules.teamId,
-      teamName: rules.teamName,
       price,
       reservations: reserved.reservations.map((reservation, i) => ({ reservation, counter: (limited[i] as Limited).need.counter })),
       costBound: bound,
@@ -142,10 +142,14 @@ export class StoreAccounting implements CallAccounting {
     const charged = cost.kind === "known" ? cost.pico : hold.costBound;
     const tokens = usage?.inputTokens !== undefined && usage.outputTokens !== undefined ? BigInt(usage.inputTokens + usage.outputTokens) : hold.tokenBound;
     const charges: Array<MessageInitShape<typeof LeaseChargeSchema>> = [];
+    const written: Reservation[] = [];
     for (const { reservation, counter } of hold.reservations) {
       const used = counter.kind === "budget" ? (charged ?? 0n) : counter.kind === "requests_per_minute" ? 1n : tokens;
-      this.#leases.settle(reservation, used);
-      charges.push({ leaseId: reservation.lease.leaseId, counter: wireCounter(counter), memberId: call.memberId, windowStart: reservation.lease.windowStart, amount: used });
+      const perCall = counter.kind === "budget";
+      this.#leases.settle(reservation, used, perCall);
+      if (!perCall) continue;
+      written.push(reservation);
+      charges.push({ leaseId: reservation.lease.leaseId, counter: wireCounter(counter), amount: used });
     }
     const reference = call.call.kind === "run-call" ? { runId: call.call.runId, callIndex: call.call.callIndex } : { requestId: call.call.requestId };
     const request: StoreRequest<"settleCall"> = {
@@ -153,7 +157,7 @@ export class StoreAccounting implements CallAccounting {
       charges,
       entry: {
         callRef: ledgerCallRef(reference),
-        memberId: call.memberId,
+        memberId: memberOf(call),
         teamId: hold.teamId,
         clientKind: call.clientKind,
         modelId: call.routeId,
@@ -168,10 +172,10 @@ export class StoreAccounting implements CallAccounting {
       },
     };
     this.#writer.enqueue(request, () => {
-      for (const { reservation } of hold.reservations) this.#leases.written(reservation);
+      for (const reservation of written) this.#leases.written(reservation);
     });
     if (cost.kind === "unknown") this.#options.log.info({ call_ref: request.entry?.callRef, reason: cost.reason }, "model call cost unknown");
-    this.#observer.costRecorded(call.routeId, hold.teamName, cost);
+    this.#observer.costRecorded(call.routeId, hold.teamId, cost);
   }
 
   /** Renew, return and drop leases now (also runs on a timer). */
@@ -204,7 +208,7 @@ export class StoreAccounting implements CallAccounting {
   async #runSlot(call: CallAdmission, rules: MemberRules): Promise<Rejection | undefined> {
     if (rules.concurrentRuns === undefined || call.call.kind !== "run-call" || call.call.callIndex !== 1) return undefined;
     try {
-      const slot = await this.#options.store.takeRunSlot(parseRunId(call.call.runId), parseMemberId(call.memberId));
+      const slot = await this.#options.store.takeRunSlot(parseRunId(call.call.runId), memberOf(call));
       return slot.admitted ? undefined : tooManyRuns(slot.limit ?? rules.concurrentRuns, slot.running);
     } catch (err) {
       if (err instanceof StoreFailure && (err.kind === "not_found" || err.kind === "forbidden")) return unknownRun();
@@ -226,46 +230,69 @@ export class StoreAccounting implements CallAccounting {
     const rpm = rules.requestsPerMinute;
     if (rpm !== undefined) {
       limited.push({
-        need: { counter: { kind: "requests_per_minute", memberId: call.memberId }, need: 1n, want: times, overdraft: false },
+        need: { counter: { kind: "requests_per_minute", memberId: memberOf(call) }, need: 1n, want: times, overdraft: false },
         refuse: (resetAtMs) => rateUsedUp("requests_per_minute", rpm, resetAtMs, this.#now()),
       });
     }
     const tpm = rules.tokensPerMinute;
     if (tpm !== undefined) {
       limited.push({
-        need: { counter: { kind: "tokens_per_minute", memberId: call.memberId }, need: tokenBound, want: tokenBound * times, overdraft: true },
+        need: { counter: { kind: "tokens_per_minute", memberId: memberOf(call) }, need: tokenBound, want: tokenBound * times, overdraft: true },
         refuse: (resetAtMs) => rateUsedUp("tokens_per_minute", tpm, resetAtMs, this.#now()),
       });
     }
     return limited;
   }
 
+  /**
+   * A lease with less than half a top-up's calls left is topped up in the
+   * background, so that steady traffic does not wait for the store.
+   */
+  #topUpAhead(needs: readonly Need[]): void {
+    const low = this.#leases.runningLow(needs, BigInt(Math.max(1, Math.floor(this.#options.leaseCalls / 2))));
+    if (low.length === 0 || this.#leases.inflightFor(low) !== undefined) return;
+    this.#leases.topUp(low).catch((err: unknown) => this.#options.log.warn({ err }, "topping up a lease ahead of need failed"));
+  }
+
+  /**
+   * Reserves every need, topping up what the leases cannot cover. A counter
+   * with a top-up already running waits for it (in the first rounds);
+   * otherwise this call asks itself. Only the store refuses: a counter it
+   * grants nothing is over its limit. Concurrent calls of this replica may
+   * take what a top-up brought before this one reserves; it then asks again,
+   * for at most MAX_ROUNDS rounds.
+   */
   async #reserve(limited: readonly Limited[]): Promise<{ kind: "reserved"; reservations: Reservation[] } | { kind: "refused"; rejection: Rejection }> {
     const needs = limited.map((l) => l.need);
-    for (let round = 0; ; round++) {
+    let lastShort: { need: Need; windowEndMs: number } | undefined;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
       const reservations = this.#leases.tryReserve(needs);
-      if (reservations !== undefined) return { kind: "reserved", reservations };
-      const short = this.#leases.shortfalls(needs);
-      const running = round < TOP_UP_ROUNDS ? this.#leases.inflightFor(short) : undefined;
-      if (running !== undefined) {
-        await running;
-        continue;
+      if (reservations !== undefined) {
+        this.#topUpAhead(needs);
+        return { kind: "reserved", reservations };
       }
-      const results = await this.#leases.topUp(short);
+      const short = this.#leases.shortfalls(needs);
+      // Counters with a top-up running (another call's, or one ahead of need) wait for it; the others are asked for now, together.
+      const waitFor = round < WAIT_ROUNDS ? short.filter((n) => this.#leases.pending(n)) : [];
+      const ask = short.filter((n) => !waitFor.includes(n));
+      const [results] = await Promise.all([ask.length > 0 ? this.#leases.topUp(ask) : Promise.resolve([]), this.#leases.inflightFor(waitFor)]);
       const refused = results.find((r) => !r.granted);
       if (refused !== undefined) {
         const which = limited.find((l) => l.need === refused.need) as Limited;
         return { kind: "refused", rejection: which.refuse(refused.windowEndMs) };
       }
-      if (round >= TOP_UP_ROUNDS) {
-        const again = this.#leases.tryReserve(needs);
-        if (again !== undefined) return { kind: "reserved", reservations: again };
-        // Granted but taken by concurrent calls of this replica again and again: report the first short counter.
-        const first = limited.find((l) => this.#leases.shortfalls([l.need]).length > 0) ?? (limited[0] as Limited);
-        return { kind: "refused", rejection: first.refuse(this.#now() + 1_000) };
-      }
+      const first = results[0];
+      if (first !== undefined) lastShort = { need: first.need, windowEndMs: first.windowEndMs };
     }
+    // Granted every time, and every time taken by this replica's other calls first: the counter is as good as used up.
+    const which = limited.find((l) => l.need === lastShort?.need) ?? (limited[0] as Limited);
+    return { kind: "refused", rejection: which.refuse(lastShort?.windowEndMs ?? this.#now() + 60_000) };
   }
+}
+
+/** The call's member; a caller that names none is the local member (no edge proxy). */
+function memberOf(call: CallAdmission): MemberId {
+  return call.memberId === "" ? LOCAL_MEMBER_ID : parseMemberId(call.memberId);
 }
 
 function usageOf(usage: CallUsage | undefined): NonNullable<StoreRequest<"settleCall">["entry"]>["usage"] {

@@ -38,7 +38,7 @@ describe("accounting", () => {
     return response.grants[0]!;
   }
 
-  function settle(ticketId: string, callIndex: number, chargedUsd: string | undefined, charges: Array<{ leaseId: string; counter: LeaseCounter; amount: bigint; windowStart?: string }> = []) {
+  function settle(ticketId: string, callIndex: number, chargedUsd: string | undefined, charges: Array<{ leaseId: string; counter: LeaseCounter; amount: bigint }> = []) {
     return store.call("settleCall", {
       ticketId,
       entry: {
@@ -56,7 +56,7 @@ describe("accounting", () => {
         startedAt: clock.toISOString(),
         outcome: "ok",
       },
-      charges: charges.map((c) => ({ ...c, memberId, windowStart: c.windowStart ?? "" })),
+      charges,
     });
   }
 
@@ -159,14 +159,22 @@ describe("accounting", () => {
     expect((await rpm("a")).grants[0]).toMatchObject({ granted: 1n, windowStart: "2026-03-10T12:01:00.000Z" });
   });
 
-  it("charges a rate window in settle even when the lease is gone", async () => {
+  it("counts what a returned rate lease used, and an expired one in full for the rest of its minute", async () => {
     expect((await store.call("setMemberLimits", { limits: { memberId, tokensPerMinute: 1000n } })).error).toBeUndefined();
-    const grant = (await store.call("acquireLeases", { holder: "a", ttlMs: 30_000, asks: [{ counter: LeaseCounter.TOKENS_PER_MINUTE, memberId, need: 600n, want: 600n }] })).grants[0]!;
-    expect(grant.granted).toBe(600n);
-    await store.call("releaseLeases", { holder: "a", returns: [{ leaseId: grant.leaseId, close: true }] });
-    await settle("00000000-0000-4000-8000-000000000021", 1, "0.01", [{ leaseId: grant.leaseId, counter: LeaseCounter.TOKENS_PER_MINUTE, amount: 700n, windowStart: grant.windowStart }]);
-    const again = (await store.call("acquireLeases", { holder: "b", ttlMs: 30_000, asks: [{ counter: LeaseCounter.TOKENS_PER_MINUTE, memberId, need: 400n, want: 400n, overdraft: false }] })).grants[0]!;
-    expect(again.granted).toBe(0n);
+    const tpm = (holder: string, need: bigint) =>
+      store.call("acquireLeases", { holder, ttlMs: 5_000, asks: [{ counter: LeaseCounter.TOKENS_PER_MINUTE, memberId, need, want: need, overdraft: false }] });
+    const first = (await tpm("a", 600n)).grants[0]!;
+    expect(first.granted).toBe(600n);
+    // Replica a used 450 of its 600 tokens and closes the lease: 550 are left in the minute.
+    await store.call("releaseLeases", { holder: "a", returns: [{ leaseId: first.leaseId, keep: 450n, close: true }] });
+    expect((await tpm("b", 600n)).grants[0]?.granted).toBe(0n);
+    const second = (await tpm("b", 550n)).grants[0]!;
+    expect(second.granted).toBe(550n);
+    // Replica b crashes: its lease lapses and counts as used in full until the minute ends.
+    clock = new Date(clock.getTime() + 6_000);
+    expect((await tpm("c", 1n)).grants[0]?.granted).toBe(0n);
+    clock = new Date("2026-03-10T12:01:00.000Z");
+    expect((await tpm("c", 1000n)).grants[0]?.granted).toBe(1000n);
   });
 
   it("holds the concurrent-run limit: a second running run waits for the first to end", async () => {

@@ -34,7 +34,7 @@ import { createKey, listKeys, revokeKey, rotateKey } from "./member-keys.ts";
 import { getMemberLimits, setMemberLimits } from "./member-limits.ts";
 import { memberPolicy } from "./member-policy.ts";
 import { takeRunSlot } from "./run-slots.ts";
-import { settleCall, type ClientKind, type LedgerInput, type RateChargeInput } from "./settle.ts";
+import { settleCall, type ClientKind, type LedgerInput, type LeaseChargeInput } from "./settle.ts";
 import { createTeam, deleteTeam, getTeam, listTeams, updateTeam } from "./teams.ts";
 
 export type ControlOperation =
@@ -88,7 +88,7 @@ function optionalUsd(name: string, text: string | undefined): Outcome<bigint | u
   return pico === undefined ? reject("invalid", `${name} is not a USD amount: ${JSON.stringify(text)}`) : ok(pico);
 }
 
-function ledgerInput(req: SettleCallRequest): Outcome<{ entry: LedgerInput; charges: RateChargeInput[] }> {
+function ledgerInput(req: SettleCallRequest): Outcome<{ entry: LedgerInput; charges: LeaseChargeInput[] }> {
   const e = req.entry;
   if (e === undefined) return reject("invalid", "entry is required");
   const startedAt = date(e.startedAt);
@@ -97,12 +97,12 @@ function ledgerInput(req: SettleCallRequest): Outcome<{ entry: LedgerInput; char
   if (cost.kind !== "ok") return cost;
   const charged = optionalUsd("charged_usd", e.chargedUsd);
   if (charged.kind !== "ok") return charged;
-  const charges: RateChargeInput[] = [];
+  const charges: LeaseChargeInput[] = [];
   for (const c of req.charges) {
     const kind =
       c.counter === LeaseCounter.BUDGET ? "budget" : c.counter === LeaseCounter.REQUESTS_PER_MINUTE ? "requests_per_minute" : c.counter === LeaseCounter.TOKENS_PER_MINUTE ? "tokens_per_minute" : undefined;
     if (kind === undefined) return reject("invalid", "charge with an unknown counter");
-    charges.push({ leaseId: c.leaseId, kind, memberId: c.memberId, windowStart: date(c.windowStart), amount: c.amount });
+    charges.push({ leaseId: c.leaseId, kind, amount: c.amount });
   }
   const u = e.usage;
   return ok({

@@ -11,8 +11,17 @@
  * grants `need`: that grant is the only one that can take exposure past the
  * limit (afterwards nothing is left), by less than one call's need.
  *
- * A lease is void after `expires_at` unless renewed; expired leases stop
- * counting, so a crashed replica's slices come back after the TTL.
+ * A lease is void after `expires_at` unless renewed.
+ *
+ * Budget leases are charged call by call (accounting.settle adds each call's
+ * charge to the lease's `consumed` and to the window's `committed`), so an
+ * expired budget lease gives back exactly its unconsumed part: a crashed
+ * replica's slice of a day or month comes back after the TTL. Rate leases
+ * (one minute) are not written per call: the replica counts them itself and
+ * says, when it returns or closes a lease, how much of it it used (`keep`),
+ * which then moves into `committed`. A rate lease that expires counts as used
+ * in full for the rest of its minute (the store cannot know less), which is
+ * the safe side for a window that ends within 60 s anyway.
  */
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
@@ -64,10 +73,25 @@ interface LeaseDbRow {
   consumed: string;
 }
 
+/** Budget leases are charged per call; rate leases only when returned (see the module comment). */
+function isRateCounter(key: string): boolean {
+  return !key.startsWith("budget:");
+}
+
 async function grantOne(db: Queryable, holder: string, ask: LeaseAskInput, terms: CounterTerms, now: Date, ttlMs: number): Promise<LeaseGrantRow> {
   const { key, window } = terms;
-  const committed = await lockCounter(db, terms);
-  await query(db, "DELETE FROM accounting_leases WHERE counter = $1 AND window_start = $2 AND expires_at <= $3", [key, window.start, now]);
+  let committed = await lockCounter(db, terms);
+  const expired = await query<{ unconsumed: string | null }>(
+    db,
+    `WITH gone AS (DELETE FROM accounting_leases WHERE counter = $1 AND window_start = $2 AND expires_at <= $3 RETURNING amount, consumed)
+     SELECT sum(greatest(amount - consumed, 0)) AS unconsumed FROM gone`,
+    [key, window.start, now],
+  );
+  const lapsed = BigInt(expired.rows[0]?.unconsumed ?? "0");
+  if (isRateCounter(key) && lapsed > 0n) {
+    await query(db, "UPDATE accounting_counters SET committed = committed + $3 WHERE counter = $1 AND window_start = $2", [key, window.start, lapsed.toString()]);
+    committed += lapsed;
+  }
   const outstanding = await query<{ outstanding: string }>(
     db,
     "SELECT coalesce(sum(greatest(amount - consumed, 0)), 0) AS outstanding FROM accounting_leases WHERE counter = $1 AND window_start = $2",
@@ -105,37 +129,59 @@ async function grantOne(db: Queryable, holder: string, ask: LeaseAskInput, terms
   return { leaseId: id, granted, amount: granted, consumed: 0n, window, expiresAt };
 }
 
-/** One grant per ask, in order, each in its own transaction (a refused ask does not undo the others). */
+/**
+ * One grant per ask, in the order asked, each in its own transaction (a
+ * refused ask does not undo the others); the asks of one request name
+ * different counters and run side by side.
+ */
 export async function acquireLeases(pool: pg.Pool, holder: string, asks: readonly LeaseAskInput[], now: Date, ttlMs: number): Promise<Outcome<LeaseGrantRow[]>> {
+  const outcomes = await Promise.all(
+    asks.map((ask) =>
+      inTransaction(pool, async (tx) => {
+        const terms = await counterTerms(tx, ask.ref, now);
+        if (terms.kind !== "ok") return terms;
+        return ok(await grantOne(tx, holder, ask, terms.value, now, ttlMs));
+      }),
+    ),
+  );
   const grants: LeaseGrantRow[] = [];
-  for (const ask of asks) {
-    const granted = await inTransaction(pool, async (tx) => {
-      const terms = await counterTerms(tx, ask.ref, now);
-      if (terms.kind !== "ok") return terms;
-      return ok(await grantOne(tx, holder, ask, terms.value, now, ttlMs));
-    });
-    if (granted.kind !== "ok") return granted;
-    grants.push(granted.value);
+  for (const outcome of outcomes) {
+    if (outcome.kind !== "ok") return outcome;
+    grants.push(outcome.value);
   }
   return ok(grants);
 }
 
 export interface LeaseReturnInput {
   readonly leaseId: string;
-  /** Units the replica still needs on the lease; the rest goes back. */
+  /** Units of the lease the replica used or still holds (consumed + reserved); the rest goes back. */
   readonly keep: bigint;
+  /** The lease ends: what it used (`keep`, beyond what settles charged already) stays committed. */
   readonly close: boolean;
 }
 
+async function closeLease(tx: Queryable, leaseId: string, keep: bigint): Promise<void> {
+  const gone = await query<{ counter: string; window_start: Date; amount: string; consumed: string }>(
+    tx,
+    "DELETE FROM accounting_leases WHERE id = $1 RETURNING counter, window_start, amount, consumed",
+    [leaseId],
+  );
+  const lease = gone.rows[0];
+  if (!lease) return;
+  const amount = BigInt(lease.amount);
+  const used = (keep < amount ? keep : amount) - BigInt(lease.consumed);
+  if (used > 0n) await query(tx, "UPDATE accounting_counters SET committed = committed + $3 WHERE counter = $1 AND window_start = $2", [lease.counter, lease.window_start, used.toString()]);
+}
+
 /**
- * Shrinks or closes leases (never below what was consumed: consumed units are
- * in the window's committed already), renews `renew`, and tidies up expired
- * leases and old rate windows. Returns the renew ids that are gone.
+ * Shrinks or closes leases (a lease never shrinks below what was consumed),
+ * renews `renew`, and tidies up expired leases (see the module comment) and
+ * old rate windows. Returns the renew ids that are gone.
  */
 export async function releaseLeases(pool: pg.Pool, returns: readonly LeaseReturnInput[], renew: readonly string[], now: Date, ttlMs: number): Promise<Outcome<string[]>> {
   for (const r of returns) {
     if (!isUuid(r.leaseId)) continue;
-    if (r.close) await query(pool, "DELETE FROM accounting_leases WHERE id = $1", [r.leaseId]);
+    if (r.close) await inTransaction(pool, async (tx) => ok(await closeLease(tx, r.leaseId, r.keep)));
     else await query(pool, "UPDATE accounting_leases SET amount = greatest(consumed, least(amount, $2)) WHERE id = $1", [r.leaseId, r.keep.toString()]);
   }
   const ids = renew.filter(isUuid);
@@ -148,7 +194,13 @@ export async function releaseLeases(pool: pg.Pool, returns: readonly LeaseReturn
     ]);
     for (const row of result.rows) renewed.add(row.id);
   }
-  await query(pool, "DELETE FROM accounting_leases WHERE expires_at <= $1", [now]);
+  await query(
+    pool,
+    `WITH gone AS (DELETE FROM accounting_leases WHERE expires_at <= $1 RETURNING counter, window_start, amount, consumed),
+          lapsed AS (SELECT counter, window_start, sum(greatest(amount - consumed, 0)) AS units FROM gone WHERE counter NOT LIKE 'budget:%' GROUP BY 1, 2)
+     UPDATE accounting_counters c SET committed = c.committed + lapsed.units FROM lapsed WHERE c.counter = lapsed.counter AND c.window_start = lapsed.window_start`,
+    [now],
+  );
   await query(pool, "DELETE FROM accounting_counters WHERE window_end < $1 AND counter NOT LIKE 'budget:%'", [new Date(now.getTime() - RATE_WINDOW_KEEP_MS)]);
   return ok(renew.filter((id) => !renewed.has(id)));
 }

@@ -3,8 +3,9 @@
  * transaction into the counters its limits are enforced on. The call's
  * `charged` amount (its cost, or its reservation when the cost is unknown) is
  * added to every budget of its member, team and model, for the window of its
- * start; the replica's `charges` add to the leases it admitted the call on and
- * to the rate windows (requests, tokens) it was admitted in. Idempotent by the
+ * start, and the replica's `charges` to the budget leases it admitted the call
+ * on (rate-limit leases are settled by the replica itself, leases.ts).
+ * Idempotent by the
  * admission (ticket id); a second admission under the same call reference
  * (the call made again) is the next attempt, its own row.
  */
@@ -15,7 +16,7 @@ import { ok, reject, type Outcome } from "../outcome.ts";
 import { counterKey, upsertCounter } from "./counters.ts";
 import { BUDGET_COLUMNS, budgetFromDb } from "./budgets.ts";
 import { isUuid } from "./uuid.ts";
-import { budgetWindow, minuteWindow } from "./windows.ts";
+import { budgetWindow } from "./windows.ts";
 
 export type ClientKind = "cursor" | "openai-api" | "anthropic-api";
 
@@ -45,12 +46,10 @@ export interface LedgerInput {
   readonly startedAt: Date;
 }
 
-export interface RateChargeInput {
+/** What a settled call used on one lease (only budget leases are written per call). */
+export interface LeaseChargeInput {
   readonly leaseId: string;
   readonly kind: "budget" | "requests_per_minute" | "tokens_per_minute";
-  readonly memberId: string;
-  /** Rate charges: the start of the minute the call was admitted in. */
-  readonly windowStart: Date | undefined;
   readonly amount: bigint;
 }
 
@@ -122,7 +121,7 @@ async function chargeBudgets(tx: Transaction, entry: LedgerInput, charged: bigin
   }
 }
 
-export function settleCall(pool: pg.Pool, entry: LedgerInput, charges: readonly RateChargeInput[]): Promise<Outcome<{ recorded: boolean; attempt: number }>> {
+export function settleCall(pool: pg.Pool, entry: LedgerInput, charges: readonly LeaseChargeInput[]): Promise<Outcome<{ recorded: boolean; attempt: number }>> {
   const problem = check(entry);
   if (problem !== undefined) return Promise.resolve(reject("invalid", problem));
   return inTransaction<{ recorded: boolean; attempt: number }>(pool, async (tx) => {
@@ -131,17 +130,9 @@ export function settleCall(pool: pg.Pool, entry: LedgerInput, charges: readonly 
       const previous = await query<{ attempt: number }>(tx, "SELECT attempt FROM ledger WHERE ticket_id = $1", [entry.ticketId]);
       return ok({ recorded: false, attempt: previous.rows[0]?.attempt ?? 0 });
     }
-    // Counters first (budgets by id, then rate windows by key), leases last: the order acquire locks them in.
+    // Counters first (budgets by id), leases last: the order acquire locks them in.
     if ((entry.chargedPico ?? 0n) > 0n) await chargeBudgets(tx, entry, entry.chargedPico ?? 0n);
-    const rates = charges
-      .filter((c) => c.kind !== "budget" && c.amount > 0n)
-      .map((c) => ({ charge: c, key: counterKey({ kind: c.kind as "requests_per_minute" | "tokens_per_minute", memberId: c.memberId }) }))
-      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    for (const { charge, key } of rates) {
-      const window = minuteWindow(charge.windowStart ?? entry.startedAt);
-      await upsertCounter(tx, { key, window, budget: undefined }, charge.amount);
-    }
-    const leases = charges.filter((c) => isUuid(c.leaseId) && c.amount > 0n).sort((a, b) => (a.leaseId < b.leaseId ? -1 : a.leaseId > b.leaseId ? 1 : 0));
+    const leases = charges.filter((c) => c.kind === "budget" && isUuid(c.leaseId) && c.amount > 0n).sort((a, b) => (a.leaseId < b.leaseId ? -1 : a.leaseId > b.leaseId ? 1 : 0));
     for (const charge of leases) await query(tx, "UPDATE accounting_leases SET consumed = consumed + $2 WHERE id = $1", [charge.leaseId, charge.amount.toString()]);
     return ok({ recorded: true, attempt });
   });

@@ -1703,14 +1703,17 @@ export declare type LeaseReturn = Message<"byok.v1.LeaseReturn"> & {
   leaseId: string;
 
   /**
-   * Units the replica still needs on the lease (consumed + reserved); the rest
-   * goes back. close: the lease ends (keep is then ignored).
+   * Units of the lease the replica used or still holds (consumed + reserved);
+   * the rest goes back.
    *
    * @generated from field: uint64 keep = 2;
    */
   keep: bigint;
 
   /**
+   * The lease ends; what it used (keep, beyond what settles charged already)
+   * stays counted in its window.
+   *
    * @generated from field: bool close = 3;
    */
   close: boolean;
@@ -1779,7 +1782,9 @@ export declare type ReleaseLeasesResponse = Message<"byok.v1.ReleaseLeasesRespon
 export declare const ReleaseLeasesResponseSchema: GenMessage<ReleaseLeasesResponse>;
 
 /**
- * Units a settled call used on one lease.
+ * Units a settled call used on one lease. Only budget leases are charged per
+ * call; a rate lease (requests, tokens per minute) is counted by its replica,
+ * which says what it used when it returns the lease (LeaseReturn.keep).
  *
  * @generated from message byok.v1.LeaseCharge
  */
@@ -1795,19 +1800,7 @@ export declare type LeaseCharge = Message<"byok.v1.LeaseCharge"> & {
   counter: LeaseCounter;
 
   /**
-   * Rate counters: the member and the window the call was admitted in.
-   *
-   * @generated from field: string member_id = 3;
-   */
-  memberId: string;
-
-  /**
-   * @generated from field: string window_start = 4;
-   */
-  windowStart: string;
-
-  /**
-   * @generated from field: uint64 amount = 5;
+   * @generated from field: uint64 amount = 3;
    */
   amount: bigint;
 };
@@ -1821,8 +1814,8 @@ export declare const LeaseChargeSchema: GenMessage<LeaseCharge>;
 /**
  * accounting.settle: writes the call's ledger row and, in the same
  * transaction, charges every budget of the call's member, team and model for
- * the window of started_at (charged_usd), and the rate counters and leases in
- * `charges`. Idempotent by (call_ref, ticket_id): a repeat changes nothing.
+ * the window of started_at (charged_usd), and the budget leases in `charges`.
+ * Idempotent by ticket_id: a repeat changes nothing.
  *
  * @generated from message byok.v1.SettleCallRequest
  */
