@@ -5,15 +5,16 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, RunStatus } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
-import { storeMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
+import { StoreClient } from "@byok/store-client";
+import type { AdminStore } from "../services/admin/src/actions/admin-actions.ts";
 import { startTestStore, userText, type TestStore } from "../services/store/src/store-test-harness.ts";
 
 describe("admin usage report with the store", () => {
   let store: TestStore;
-  let members: MemberAdmin;
+  let members: AdminStore;
   beforeEach(async () => {
     store = await startTestStore();
-    members = storeMemberAdmin(store.nc, busNames(store.busPrefix), 10_000);
+    members = new StoreClient(store.nc, busNames(store.busPrefix), { timeoutMs: 10_000 });
   });
   afterEach(() => store.close());
 

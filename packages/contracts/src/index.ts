@@ -53,3 +53,4 @@ export * from "./gen/byok/v1/model_pb.js";
 export * from "./gen/byok/v1/run_pb.js";
 export * from "./gen/byok/v1/store_pb.js";
 export * from "./gen/byok/v1/control_pb.js";
+export * from "./gen/byok/v1/audit_pb.js";

@@ -4,7 +4,7 @@
  * its result or `error` (StoreError); @byok/store-client is the typed client.
  * Conversation, run, blob and member operations are in store.proto; teams,
  * member keys, budgets, limits, the ledger and the provider gateway's
- * accounting in control.proto.
+ * accounting in control.proto; the audit log and retention in audit.proto.
  */
 import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import {
@@ -97,6 +97,7 @@ import {
   UpdateTeamRequestSchema,
   UpdateTeamResponseSchema,
 } from "./gen/byok/v1/control_pb.js";
+import { ListAuditRequestSchema, ListAuditResponseSchema, PurgeContentRequestSchema, PurgeContentResponseSchema } from "./gen/byok/v1/audit_pb.js";
 
 export interface StoreOperation<I extends DescMessage, O extends DescMessage> {
   readonly name: string;
@@ -152,6 +153,8 @@ export const STORE_OPERATIONS = {
   releaseLeases: op("accounting.release", ReleaseLeasesRequestSchema, ReleaseLeasesResponseSchema),
   settleCall: op("accounting.settle", SettleCallRequestSchema, SettleCallResponseSchema),
   takeRunSlot: op("accounting.run_slot", TakeRunSlotRequestSchema, TakeRunSlotResponseSchema),
+  listAudit: op("audit.list", ListAuditRequestSchema, ListAuditResponseSchema),
+  purgeContent: op("retention.purge", PurgeContentRequestSchema, PurgeContentResponseSchema),
 } as const;
 
 export type StoreOperations = typeof STORE_OPERATIONS;

@@ -13,6 +13,8 @@
  */
 import {
   parseMemberId,
+  type AuditEntry,
+  type PurgeCounts,
   STORE_OPERATIONS,
   StoreErrorKind,
   type BusNames,
@@ -201,9 +203,13 @@ export class StoreClient {
 
   // ---- Blobs (content-addressed: id = SHA-256 of the bytes) ----
 
-  /** blob.put: stores the bytes (a no-op when they are stored already); their id. */
-  async putBlob(data: Uint8Array): Promise<Uint8Array> {
-    return (await this.call("putBlob", { data })).id;
+  /**
+   * blob.put: stores the bytes (a no-op when they are stored already); their id.
+   * `conversationId`: the conversation that uses the blob (the retention job
+   * deletes a blob only when no conversation that refers to it keeps its content).
+   */
+  async putBlob(data: Uint8Array, conversationId = ""): Promise<Uint8Array> {
+    return (await this.call("putBlob", { data, conversationId })).id;
   }
 
   /** blob.get: the blobs the store has, keyed by the lower-case hex of their id; missing ids are absent. */
@@ -372,6 +378,18 @@ export class StoreClient {
   async settleCall(request: StoreRequest<"settleCall">): Promise<SettledCall> {
     const response = await this.call("settleCall", request);
     return { recorded: response.recorded, attempt: response.attempt };
+  }
+
+  // ---- Audit log and retention ----
+
+  /** audit.list: newest first (the admin actions and run starts the store recorded). */
+  async listAudit(filter: StoreRequest<"listAudit"> = {}): Promise<AuditEntry[]> {
+    return (await this.call("listAudit", filter)).entries;
+  }
+
+  /** retention.purge: a retention pass now; what it deleted (`not_active` while another store replica runs one). */
+  async purgeContent(): Promise<PurgeCounts> {
+    return required((await this.call("purgeContent", {})).purge, "retention.purge", "purge");
   }
 
   /** accounting.run_slot: whether the run may take one of its member's concurrent-run slots. */

@@ -77,6 +77,8 @@ export interface GatewayHarnessOptions {
   databaseAdminUrl?: string;
   /** Capture every service's log lines (at `capture.level`) instead of printing them. */
   logs?: LogCapture;
+  /** The store's clock (retention cut-off, key expiry, budget windows); default the real one. */
+  storeNow?: () => Date;
   /** Start every service's ops listener (/metrics, /healthz) on a free loopback port (METRICS_PORT=0). */
   opsListeners?: boolean;
 }
@@ -229,7 +231,10 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     const nc = await connectNats(bus.natsUrl, "gateway-harness", silentLogger());
     cleanups.push(() => nc.close());
 
-    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), { log: serviceLogger("store", options.logs) });
+    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), {
+      log: serviceLogger("store", options.logs),
+      ...(options.storeNow !== undefined ? { now: options.storeNow } : {}),
+    });
     cleanups.push(() => store.stop());
 
     const providerGatewayEnv = (): Record<string, string> => ({

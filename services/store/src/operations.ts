@@ -20,7 +20,10 @@ import { beginRun, finishRun } from "./run-lifecycle.ts";
 import { findChildRuns, findRun } from "./run-rows.ts";
 import { findCommittedResult } from "./tool-round-rows.ts";
 import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
+import { createAuditHandlers } from "./audit/audit-operations.ts";
 import { createControlHandlers } from "./control/control-operations.ts";
+import { purgeExpiredContent } from "./retention/content-purge.ts";
+import type { RetentionJob } from "./retention/retention-job.ts";
 import { failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
 
 export type OperationHandler<K extends keyof StoreOperations> = (
@@ -33,9 +36,10 @@ function map<T, U>(outcome: Outcome<T>, shape: (value: T) => U): Outcome<U> {
   return outcome.kind === "ok" ? ok(shape(outcome.value)) : outcome;
 }
 
-export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()): Handlers {
+export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date(), retention?: Pick<RetentionJob, "runNow">): Handlers {
   return {
     ...createControlHandlers(pool, now),
+    ...createAuditHandlers(pool, retention ?? { runNow: () => purgeExpiredContent(pool, now()) }),
     importHistory: async (req) =>
       map(await importHistory(pool, { conversationId: req.conversationId, memberId: req.memberId, messages: req.messages }), (v) => ({
         revisionId: v.revisionId,
@@ -109,7 +113,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       return ok({ messages: history.messages, messageIds: history.messageIds, revisionChain: history.chain });
     },
 
-    putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId), (id) => ({ id })),
+    putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId, req.conversationId), (id) => ({ id })),
 
     getBlobs: async (req) => map(await getBlobs(pool, req.ids), (blobs) => ({ blobs: blobs.map((b) => ({ id: b.id, data: b.data })) })),
 

@@ -30,7 +30,7 @@ export interface TestStore {
 export async function startTestStore(options: { now?: () => Date } = {}): Promise<TestStore> {
   const database = await createTestDatabase();
   const bus = createTestBus();
-  const config = loadConfig({ DATABASE_URL: database.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, DATABASE_POOL_SIZE: "4" });
+  const config = loadConfig({ DATABASE_URL: database.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, DATABASE_POOL_SIZE: "4", RETENTION_INTERVAL_MS: "0" });
   const names = busNames(bus.prefix);
   const overrides = { log: silentLogger(), ...(options.now === undefined ? {} : { now: options.now }) };
   let store: RunningStore = await startStore(config, overrides);

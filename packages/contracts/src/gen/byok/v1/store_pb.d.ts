@@ -593,6 +593,15 @@ export declare type PutBlobRequest = Message<"byok.v1.PutBlobRequest"> & {
    * @generated from field: bytes expected_id = 2;
    */
   expectedId: Uint8Array;
+
+  /**
+   * The conversation the blob belongs to: the retention job deletes a blob
+   * once no conversation that refers to it keeps its content. "" = none (the
+   * blob is then never deleted by retention).
+   *
+   * @generated from field: string conversation_id = 3;
+   */
+  conversationId: string;
 };
 
 /**
