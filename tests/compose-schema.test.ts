@@ -16,7 +16,7 @@ import { mountsOf, portsOf, readComposeYaml, type ComposeDocument } from "./comp
 import { parseHaproxyConfig } from "./compose/haproxy-config.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "edge-proxy"];
+const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "edge-proxy", "admin"];
 /** Services behind a compose profile (`docker compose --profile observability up`). */
 const PROFILE_SERVICES = ["prometheus", "grafana"];
 

@@ -2,6 +2,9 @@
  * The store's request/reply operations: operation name -> request and response
  * schemas. Subject = busNames().store(operation). Every response carries either
  * its result or `error` (StoreError); @byok/store-client is the typed client.
+ * Conversation, run, blob and member operations are in store.proto; teams,
+ * member keys, budgets, limits, the ledger and the provider gateway's
+ * accounting in control.proto; the audit log and retention in audit.proto.
  */
 import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import {
@@ -44,6 +47,57 @@ import {
   VerifyMemberKeyRequestSchema,
   VerifyMemberKeyResponseSchema,
 } from "./gen/byok/v1/store_pb.js";
+import {
+  AcquireLeasesRequestSchema,
+  AcquireLeasesResponseSchema,
+  CreateMemberKeyRequestSchema,
+  CreateMemberKeyResponseSchema,
+  CreateTeamRequestSchema,
+  CreateTeamResponseSchema,
+  DeleteBudgetRequestSchema,
+  DeleteBudgetResponseSchema,
+  DeleteTeamRequestSchema,
+  DeleteTeamResponseSchema,
+  GetMemberLimitsRequestSchema,
+  GetMemberLimitsResponseSchema,
+  GetMemberPolicyRequestSchema,
+  GetMemberPolicyResponseSchema,
+  GetMemberRequestSchema,
+  GetMemberResponseSchema,
+  GetTeamRequestSchema,
+  GetTeamResponseSchema,
+  ListBudgetsRequestSchema,
+  ListBudgetsResponseSchema,
+  ListLedgerRequestSchema,
+  ListLedgerResponseSchema,
+  ListMemberKeysRequestSchema,
+  ListMemberKeysResponseSchema,
+  ListTeamsRequestSchema,
+  ListTeamsResponseSchema,
+  RecentRunsRequestSchema,
+  RecentRunsResponseSchema,
+  ReleaseLeasesRequestSchema,
+  ReleaseLeasesResponseSchema,
+  RevokeMemberKeyRequestSchema,
+  RevokeMemberKeyResponseSchema,
+  RotateMemberKeyRequestSchema,
+  RotateMemberKeyResponseSchema,
+  SetBudgetRequestSchema,
+  SetBudgetResponseSchema,
+  SetMemberLimitsRequestSchema,
+  SetMemberLimitsResponseSchema,
+  SetMemberTeamRequestSchema,
+  SetMemberTeamResponseSchema,
+  SettleCallRequestSchema,
+  SettleCallResponseSchema,
+  SpendSeriesRequestSchema,
+  SpendSeriesResponseSchema,
+  TakeRunSlotRequestSchema,
+  TakeRunSlotResponseSchema,
+  UpdateTeamRequestSchema,
+  UpdateTeamResponseSchema,
+} from "./gen/byok/v1/control_pb.js";
+import { ListAuditRequestSchema, ListAuditResponseSchema, PurgeContentRequestSchema, PurgeContentResponseSchema } from "./gen/byok/v1/audit_pb.js";
 
 export interface StoreOperation<I extends DescMessage, O extends DescMessage> {
   readonly name: string;
@@ -75,6 +129,32 @@ export const STORE_OPERATIONS = {
   verifyMemberKey: op("member.verify", VerifyMemberKeyRequestSchema, VerifyMemberKeyResponseSchema),
   listMembers: op("member.list", ListMembersRequestSchema, ListMembersResponseSchema),
   memberUsage: op("member.usage", MemberUsageRequestSchema, MemberUsageResponseSchema),
+  getMember: op("member.get", GetMemberRequestSchema, GetMemberResponseSchema),
+  setMemberTeam: op("member.set_team", SetMemberTeamRequestSchema, SetMemberTeamResponseSchema),
+  getMemberPolicy: op("member.policy", GetMemberPolicyRequestSchema, GetMemberPolicyResponseSchema),
+  createTeam: op("team.create", CreateTeamRequestSchema, CreateTeamResponseSchema),
+  updateTeam: op("team.update", UpdateTeamRequestSchema, UpdateTeamResponseSchema),
+  getTeam: op("team.get", GetTeamRequestSchema, GetTeamResponseSchema),
+  deleteTeam: op("team.delete", DeleteTeamRequestSchema, DeleteTeamResponseSchema),
+  listTeams: op("team.list", ListTeamsRequestSchema, ListTeamsResponseSchema),
+  createMemberKey: op("key.create", CreateMemberKeyRequestSchema, CreateMemberKeyResponseSchema),
+  listMemberKeys: op("key.list", ListMemberKeysRequestSchema, ListMemberKeysResponseSchema),
+  revokeMemberKey: op("key.revoke", RevokeMemberKeyRequestSchema, RevokeMemberKeyResponseSchema),
+  rotateMemberKey: op("key.rotate", RotateMemberKeyRequestSchema, RotateMemberKeyResponseSchema),
+  setBudget: op("budget.set", SetBudgetRequestSchema, SetBudgetResponseSchema),
+  deleteBudget: op("budget.delete", DeleteBudgetRequestSchema, DeleteBudgetResponseSchema),
+  listBudgets: op("budget.list", ListBudgetsRequestSchema, ListBudgetsResponseSchema),
+  getMemberLimits: op("limits.get", GetMemberLimitsRequestSchema, GetMemberLimitsResponseSchema),
+  setMemberLimits: op("limits.set", SetMemberLimitsRequestSchema, SetMemberLimitsResponseSchema),
+  listLedger: op("ledger.list", ListLedgerRequestSchema, ListLedgerResponseSchema),
+  spendSeries: op("ledger.series", SpendSeriesRequestSchema, SpendSeriesResponseSchema),
+  recentRuns: op("run.recent", RecentRunsRequestSchema, RecentRunsResponseSchema),
+  acquireLeases: op("accounting.acquire", AcquireLeasesRequestSchema, AcquireLeasesResponseSchema),
+  releaseLeases: op("accounting.release", ReleaseLeasesRequestSchema, ReleaseLeasesResponseSchema),
+  settleCall: op("accounting.settle", SettleCallRequestSchema, SettleCallResponseSchema),
+  takeRunSlot: op("accounting.run_slot", TakeRunSlotRequestSchema, TakeRunSlotResponseSchema),
+  listAudit: op("audit.list", ListAuditRequestSchema, ListAuditResponseSchema),
+  purgeContent: op("retention.purge", PurgeContentRequestSchema, PurgeContentResponseSchema),
 } as const;
 
 export type StoreOperations = typeof STORE_OPERATIONS;

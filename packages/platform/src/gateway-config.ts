@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { parsePricePerMillion } from "./usd.ts";
 import { webConfigSchema } from "./web-config.ts";
 
 export const providerKindSchema = z.enum(["openai-chat", "openai-responses", "anthropic"]);
@@ -42,6 +43,30 @@ const modelIdSchema = z.string().regex(/^[A-Za-z0-9._:-]+$/).min(1).max(128);
 export const subagentModelSchema = z.union([z.literal("inherit"), z.literal("disabled"), modelIdSchema]);
 export type SubagentModel = z.infer<typeof subagentModelSchema>;
 
+/** USD per million tokens: a JSON number or decimal string >= 0, at most 6 fractional digits (exact, no floats). */
+const pricePerMillionSchema = z
+  .union([z.number(), z.string()])
+  .refine((v) => parsePricePerMillion(v) !== undefined, { message: "a price in USD per million tokens: a decimal >= 0 with at most 6 fractional digits" });
+
+/**
+ * A model's price in USD per million tokens, by kind of token. `input` is
+ * uncached prompt tokens, `cachedInput` prompt tokens read from the
+ * provider's cache, `cacheWrite` prompt tokens written to it, `output` the
+ * answer, `reasoning` the output tokens spent on reasoning (default: the
+ * `output` price). A kind without a price makes the cost of a call that used
+ * it unknown (docs/control-plane.md has the exact rules).
+ */
+export const modelPriceSchema = z
+  .object({
+    input: pricePerMillionSchema.optional(),
+    cachedInput: pricePerMillionSchema.optional(),
+    cacheWrite: pricePerMillionSchema.optional(),
+    output: pricePerMillionSchema.optional(),
+    reasoning: pricePerMillionSchema.optional(),
+  })
+  .strict();
+export type ModelPriceConfig = z.infer<typeof modelPriceSchema>;
+
 const modelSchema = z.object({
   /** Id shown to Cursor (what comes back as requested_model.model_id). */
   id: modelIdSchema,
@@ -74,6 +99,8 @@ const modelSchema = z.object({
    * gateway also requires supportsThinking with it.
    */
   reasoningSummary: reasoningSummarySchema.optional(),
+  /** What a call costs (the ledger and USD budgets); unset = cost unknown. The provider gateway's GATEWAY_PRICES file overrides it. */
+  price: modelPriceSchema.optional(),
   subagentModel: subagentModelSchema.optional(),
 });
 

@@ -7,6 +7,18 @@
 export { lookupMemberKey } from "./member-keys.ts";
 export type { MemberKeyLookup } from "./member-keys.ts";
 export { StoreClient } from "./store-client.ts";
-export type { BegunRun, CreatedMember, CreatedToolRound, StoreClientOptions, UsageFilter, VerifiedMember } from "./store-client.ts";
+export type {
+  BegunRun,
+  CreateMemberOptions,
+  CreatedMember,
+  CreatedMemberKey,
+  CreatedToolRound,
+  RotatedMemberKey,
+  RunSlot,
+  SettledCall,
+  StoreClientOptions,
+  UsageFilter,
+  VerifiedMember,
+} from "./store-client.ts";
 export { StoreFailure, failureKindOfBusError, failureKindOfStoreError } from "./store-failure.ts";
 export type { StoreFailureKind } from "./store-failure.ts";

@@ -49,6 +49,11 @@ type EnvOverrides = Readonly<Record<string, string>>;
 export interface GatewayHarnessOptions {
   /** Run workers to start (default 1). */
   workers?: number;
+  /**
+   * Start the provider gateway in-process (default true). false: the test
+   * starts its own, e.g. as child processes with `providerGatewayEnv()`.
+   */
+  providerGateway?: boolean;
   /** Extra environment per service, e.g. { cursorAdapter: { HEARTBEAT_MS: "200" } }. */
   env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides; acpAdapter?: EnvOverrides };
   /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, subagentModel, ...). */
@@ -76,6 +81,8 @@ export interface GatewayHarnessOptions {
   databaseAdminUrl?: string;
   /** Capture every service's log lines (at `capture.level`) instead of printing them. */
   logs?: LogCapture;
+  /** The store's clock (retention cut-off, key expiry, budget windows); default the real one. */
+  storeNow?: () => Date;
   /** Start every service's ops listener (/metrics, /healthz) on a free loopback port (METRICS_PORT=0). */
   opsListeners?: boolean;
 }
@@ -160,6 +167,13 @@ export interface GatewayHarness {
    * process (`node services/run-worker/src/main.ts`).
    */
   runWorkerEnv(workerId: string): Record<string, string>;
+  /**
+   * The environment a provider gateway of this gateway gets (bus, gateway
+   * config with the mock LLM, its key, the harness's providerGateway
+   * overrides): for one started as a child process
+   * (`node services/provider-gateway/src/main.ts`).
+   */
+  providerGatewayEnv(): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -229,14 +243,26 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     const nc = await connectNats(bus.natsUrl, "gateway-harness", silentLogger());
     cleanups.push(() => nc.close());
 
-    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), { log: serviceLogger("store", options.logs) });
+    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), {
+      log: serviceLogger("store", options.logs),
+      ...(options.storeNow !== undefined ? { now: options.storeNow } : {}),
+    });
     cleanups.push(() => store.stop());
 
-    const gateway = await startProviderGateway(
-      loadGatewayServiceConfig({ ...busEnv, GATEWAY_CONFIG: configPath, [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret", ...options.env?.providerGateway }),
-      { log: serviceLogger("provider-gateway", options.logs) },
-    );
-    cleanups.push(() => gateway.stop());
+    const providerGatewayEnv = (): Record<string, string> => ({
+      ...busEnv,
+      GATEWAY_CONFIG: configPath,
+      [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
+      ...options.env?.providerGateway,
+    });
+    let providerGatewayOps: string | undefined;
+    let inboundUrl: string | undefined;
+    if (options.providerGateway !== false) {
+      const gateway = await startProviderGateway(loadGatewayServiceConfig(providerGatewayEnv()), { log: serviceLogger("provider-gateway", options.logs) });
+      cleanups.push(() => gateway.stop());
+      providerGatewayOps = gateway.opsUrl;
+      inboundUrl = gateway.inboundUrl;
+    }
 
     const workers: WorkerHandle[] = [];
     const startWorker = async (): Promise<WorkerHandle> => {
@@ -344,7 +370,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     return {
       adapterUrl: adapters[0]!.url,
       adapterUrls: adapters.map((a) => a.url),
-      inboundUrl: gateway.inboundUrl,
+      inboundUrl,
       llm,
       db,
       bus,
@@ -357,7 +383,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       edges,
       acp,
       createMember,
-      ops: { store: store.opsUrl, providerGateway: gateway.opsUrl, cursorAdapter: adapters[0]!.opsUrl, edgeProxy: edgeOpsUrl },
+      ops: { store: store.opsUrl, providerGateway: providerGatewayOps, cursorAdapter: adapters[0]!.opsUrl, edgeProxy: edgeOpsUrl },
       client(clientOptions = {}) {
         const client = new FakeCursorClient({ transport: { baseUrl: adapters[0]!.url }, ...clientOptions });
         clients.push(client);
@@ -373,6 +399,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       },
       startWorker,
       runWorkerEnv,
+      providerGatewayEnv,
       stop: cleanup,
     };
   } catch (err) {

@@ -54,6 +54,8 @@ export const envSchema = commonEnvSchema.extend({
   KV_GET_TIMEOUT_MS: envMs(30_000),
   /** A running run silent for this long (ms; no state or client event) has its status read from the store. */
   RUN_STATUS_CHECK_MS: envMs(30_000),
+  /** How long (ms) a member's model list (the models its team allows) is cached. */
+  MODEL_LIST_TTL_MS: envMs(10_000),
   /** Root of the prompt assets (default: the repository's prompt/). */
   PROMPT_DIR: z.string().min(1).default(REPO_PROMPT_DIR),
 });
@@ -69,6 +71,8 @@ export interface CursorAdapterConfig extends CommonConfig {
   readonly runWaitMs: number;
   readonly endGraceMs: number;
   readonly promptDir: string;
+  /** How long a member's model list is cached. */
+  readonly modelListTtlMs: number;
   readonly timeouts: SessionTimeouts;
   /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
   readonly metrics: MetricsConfig;
@@ -89,6 +93,7 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Cur
     runWaitMs: e.RUN_WAIT_MS,
     endGraceMs: e.END_GRACE_MS,
     promptDir: e.PROMPT_DIR,
+    modelListTtlMs: e.MODEL_LIST_TTL_MS,
     timeouts: {
       storeMs: e.STORE_TIMEOUT_MS,
       publishDeadlineMs: e.RUN_PUBLISH_DEADLINE_MS,

@@ -1,14 +1,17 @@
 /**
  * The cursor adapter as one startable unit: the model list of its
- * configuration, a NATS connection and the run session factory, behind the
- * HTTP listener. Tests and the supervisor start it in-process.
+ * configuration (narrowed per member to what its team allows), a NATS
+ * connection and the run session factory, behind the HTTP listener. Tests and
+ * the supervisor start it in-process.
  */
 import { join } from "node:path";
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, createMetricsRegistry, ensureRunStreams, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { StoreClient } from "@byok/store-client";
 import type { CursorAdapterConfig } from "./config.ts";
 import { startAdapterServer, type AdapterServer } from "./connect/http-server.ts";
 import { createCursorAdapterMetrics } from "./metrics.ts";
+import { everyModel, teamModels, type MemberModels } from "./models/member-models.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
 import { natsPeerLink } from "./transport/nats-peer-link.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
@@ -41,9 +44,11 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
   let nc: NatsConnection | undefined;
   let converter: PageConverter | undefined;
   let factory = overrides.sessionFactory;
+  let memberModels: MemberModels = everyModel(models);
   if (!factory) {
     nc = await connectNats(config.natsUrl, "cursor-adapter", log);
     const names = busNames(config.busPrefix);
+    memberModels = teamModels(models, new StoreClient(nc, names, { timeoutMs: config.timeouts.storeMs }), { ttlMs: config.modelListTtlMs, log });
     try {
       await ensureRunStreams(nc, names, { replicas: config.streamReplicas });
     } catch (err) {
@@ -71,7 +76,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       host: config.host,
       port: config.port,
       factory,
-      models,
+      memberModels,
       heartbeatMs: config.heartbeatMs,
       runWaitMs: config.runWaitMs,
       endGraceMs: config.endGraceMs,

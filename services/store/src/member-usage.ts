@@ -3,9 +3,12 @@
  * providers reported (runs.usage, protobuf JSON of byok.v1.Usage, uint64 as
  * strings). A token field is summed only over the runs that reported it, and
  * each sum says how many runs that was: a field no run reported stays unknown
- * (undefined), never 0.
+ * (undefined), never 0. Cost comes from the ledger: the member's model calls
+ * that started in the range, summed over the calls with a known cost (the
+ * others are counted, never taken as 0).
  */
 import type pg from "pg";
+import { formatUsd, parseUsd } from "@byok/platform";
 import { query } from "./database.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { parseRfc3339, type Timestamp } from "./rfc3339.ts";
@@ -38,6 +41,10 @@ export interface MemberUsageRow {
   /** Runs started by another run's Task (sub-agents); they are counted in `runs` too. */
   readonly subagentRuns: number;
   readonly tokens: Readonly<Record<TokenField, TokenSum>>;
+  /** From the ledger. */
+  readonly modelCalls: number;
+  readonly costUsd: string;
+  readonly unknownCostCalls: number;
 }
 
 type TokenColumns = { [F in TokenField as `${F}_sum`]: string | null } & { [F in TokenField as `${F}_runs`]: string };
@@ -73,13 +80,28 @@ SELECT r.member_id, m.name,
  GROUP BY r.member_id, m.name
  ORDER BY r.member_id`;
 
+const COST_SQL = `
+SELECT member_id, count(*) AS calls, coalesce(sum(cost_usd), 0) AS cost, count(*) FILTER (WHERE cost_usd IS NULL) AS unknown
+  FROM ledger
+ WHERE ($1 = '' OR member_id = $1)
+   AND ($2::timestamptz IS NULL OR started_at >= $2::timestamptz)
+   AND ($3::timestamptz IS NULL OR started_at < $3::timestamptz)
+ GROUP BY member_id`;
+
+interface CostDbRow {
+  member_id: string;
+  calls: string;
+  cost: string;
+  unknown: string;
+}
+
 function bound(name: "since" | "until", text: string): Outcome<Timestamp | undefined> {
   if (text === "") return ok(undefined);
   const timestamp = parseRfc3339(text);
   return timestamp ? ok(timestamp) : reject("invalid", `${name} is not an RFC 3339 timestamp: ${JSON.stringify(text)}`);
 }
 
-function fromDb(row: MemberUsageDbRow): MemberUsageRow {
+function fromDb(row: MemberUsageDbRow, cost: CostDbRow | undefined): MemberUsageRow {
   const tokens = Object.fromEntries(
     TOKEN_FIELDS.map((field) => {
       const sum = row[`${field}_sum`];
@@ -95,6 +117,9 @@ function fromDb(row: MemberUsageDbRow): MemberUsageRow {
     cancelled: Number(row.cancelled),
     subagentRuns: Number(row.subagent_runs),
     tokens,
+    modelCalls: Number(cost?.calls ?? 0),
+    costUsd: formatUsd(parseUsd(cost?.cost ?? "0") ?? 0n),
+    unknownCostCalls: Number(cost?.unknown ?? 0),
   };
 }
 
@@ -107,6 +132,8 @@ export async function memberUsage(pool: pg.Pool, filter: UsageFilter): Promise<O
   if (since.value && until.value && since.value.epochMicros > until.value.epochMicros) {
     return reject("invalid", `since (${filter.since}) is after until (${filter.until})`);
   }
-  const result = await query<MemberUsageDbRow>(pool, USAGE_SQL, [filter.memberId, since.value?.text ?? null, until.value?.text ?? null]);
-  return ok(result.rows.map(fromDb));
+  const params = [filter.memberId, since.value?.text ?? null, until.value?.text ?? null];
+  const result = await query<MemberUsageDbRow>(pool, USAGE_SQL, params);
+  const costs = new Map((await query<CostDbRow>(pool, COST_SQL, params)).rows.map((row) => [row.member_id, row]));
+  return ok(result.rows.map((row) => fromDb(row, costs.get(row.member_id))));
 }

@@ -8,7 +8,7 @@
  */
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
-import { ensureConversationLocked, lockConversation, setActiveRun, setHead } from "./conversations.ts";
+import { contentPurgedAt, ensureConversationLocked, lockConversation, setActiveRun, setHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
@@ -80,6 +80,13 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
     let base: RevisionRow | null = null;
     if (input.baseRevisionId !== "") {
       const found = await findRevision(tx, input.baseRevisionId);
+      if (!found && (await contentPurgedAt(tx, conversation.id)) !== null) {
+        // The retention job deleted the history between the client's history.import and this begin.
+        return reject(
+          "invalid",
+          `the stored history of conversation ${conversation.id} was deleted by its team's retention policy while this run started; send the message again (the next run imports the history from the client)`,
+        );
+      }
       if (!found || found.conversationId !== conversation.id)
         return reject("invalid", `base revision ${input.baseRevisionId} is not a revision of conversation ${conversation.id}`);
       base = found;

@@ -82,6 +82,8 @@ export function failureKindFromWire(kind: FailureKind): RunFailureKind | null {
       return "store";
     case FailureKind.CLIENT:
       return "client";
+    case FailureKind.OVER_LIMIT:
+      return "over_limit";
     default:
       return null;
   }
@@ -97,6 +99,8 @@ function failureKindToWire(kind: RunFailureKind | null): FailureKind {
       return FailureKind.STORE;
     case "client":
       return FailureKind.CLIENT;
+    case "over_limit":
+      return FailureKind.OVER_LIMIT;
     case null:
       return FailureKind.UNSPECIFIED;
     default: {
@@ -146,6 +150,7 @@ export function memberRecord(member: MemberRow): MessageInitShape<typeof MemberR
     name: member.name,
     createdAt: member.createdAt.toISOString(),
     revokedAt: member.revokedAt?.toISOString() ?? "",
+    teamId: member.teamId,
   };
 }
 
@@ -170,5 +175,8 @@ export function memberUsageRecord(row: MemberUsageRow): MessageInitShape<typeof 
     cacheWriteTokensRuns: cacheWriteTokens.runs,
     reasoningTokens: reasoningTokens.total,
     reasoningTokensRuns: reasoningTokens.runs,
+    modelCalls: row.modelCalls,
+    costUsd: row.costUsd,
+    unknownCostCalls: row.unknownCostCalls,
   };
 }

@@ -3,43 +3,44 @@ import { create } from "@bufbuild/protobuf";
 import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
 import { StoreFailure, type UsageFilter } from "@byok/store-client";
-import type { MemberAdmin } from "./member-admin.ts";
+import type { AdminStore } from "../actions/admin-actions.ts";
 
 /**
  * In-memory stand-in for the store's member operations (the real ones are exercised in
  * tests/admin-cli.test.ts, tests/edge-proxy.test.ts and tests/admin-usage.test.ts).
  * `memberUsage` serves `usageRows` filtered by member, and records each filter it was asked for.
  */
-function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilters: UsageFilter[] } {
+function memoryMembers(usageRows: MemberUsage[] = []): AdminStore & { usageFilters: UsageFilter[] } {
   const members = new Map<string, MemberRecord>();
   const usageFilters: UsageFilter[] = [];
-  return {
+  const store = {
     usageFilters,
-    async memberUsage(filter) {
+    async memberUsage(filter: UsageFilter) {
       usageFilters.push(filter);
       if (filter.since === "bad") throw new StoreFailure("invalid", "member.usage", "since is not an RFC 3339 timestamp");
       return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
     },
-    async createMember(name) {
+    async createMember(name: string) {
       const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
       members.set(member.memberId, member);
-      return { member, key: `key-${member.memberId}` };
+      return { member, key: `key-${member.memberId}`, keyId: `k-${member.memberId}` };
     },
-    async revokeMember(memberId) {
+    async revokeMember(memberId: string) {
       const m = members.get(memberId);
       if (!m) throw new StoreFailure("not_found", "member.revoke", `no member ${memberId}`);
       m.revokedAt = "2026-01-02T00:00:00Z";
       return m;
     },
-    async listMembers(includeRevoked) {
+    async listMembers(includeRevoked: boolean) {
       return [...members.values()].filter((m) => includeRevoked || !m.revokedAt);
     },
   };
+  return store as unknown as AdminStore & { usageFilters: UsageFilter[] };
 }
 
 const WHERE = "nats://127.0.0.1:42229 (bus prefix byok, from test)";
 
-async function run(client: MemberAdmin, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+async function run(client: AdminStore, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
   const parsed = parseAdminArgs(args);
@@ -66,15 +67,15 @@ describe("admin command", () => {
   it("prints JSON with --json, also for a failure", async () => {
     const client = memoryMembers();
     const created = JSON.parse((await run(client, "create", "alice", "--json")).out) as unknown;
-    expect(created).toEqual({ member: { memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }, key: "key-m1" });
-    expect(JSON.parse((await run(client, "list", "--json")).out)).toEqual({ members: [{ memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }] });
+    expect(created).toEqual({ member: { memberId: "m1", name: "alice", teamId: "", createdAt: "2026-01-01T00:00:00Z" }, key: "key-m1", keyId: "k-m1" });
+    expect(JSON.parse((await run(client, "list", "--json")).out)).toEqual({ members: [{ memberId: "m1", name: "alice", teamId: "", createdAt: "2026-01-01T00:00:00Z" }] });
     const missing = await run(client, "revoke", "m9", "--json");
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.out)).toMatchObject({ error: { kind: "not_found" } });
   });
 
   it("names the gateway address when the store does not answer", async () => {
-    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new StoreFailure("unavailable", "member.list", "no_responders: no store is listening")) };
+    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new StoreFailure("unavailable", "member.list", "no_responders: no store is listening")) } as AdminStore;
     const r = await run(client, "list");
     expect(r.code).toBe(1);
     expect(r.err).toBe(`admin: the gateway's store did not answer at ${WHERE}: no_responders: no store is listening\n`);
@@ -116,6 +117,9 @@ describe("admin command", () => {
         outputTokensRuns: 2,
         reasoningTokens: 0n,
         reasoningTokensRuns: 1,
+        modelCalls: 5,
+        costUsd: "0.4215",
+        unknownCostCalls: 2,
       }),
       create(MemberUsageSchema, { memberId: "local", runs: 1, cancelled: 1 }),
     ];
@@ -126,9 +130,9 @@ describe("admin command", () => {
       expect(r.code).toBe(0);
       expect(client.usageFilters).toEqual([{ memberId: "", since: "", until: "" }]);
       const [header, alice, local] = r.out.split("\n").map((line) => line.trim().split(/\s{2,}/));
-      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "SUBAGENTS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING"]);
-      expect(alice).toEqual(["m1", "alice", "4", "1", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)"]);
-      expect(local).toEqual(["local", "-", "1", "0", "0", "0", "1", "-", "-", "-", "-", "-"]);
+      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "SUBAGENTS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "COST"]);
+      expect(alice).toEqual(["m1", "alice", "4", "1", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)", "$0.4215 +2 unknown"]);
+      expect(local).toEqual(["local", "-", "1", "0", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
       expect(r.out).toMatch(/- = no run reported it/);
     });
 

@@ -167,6 +167,7 @@ class CursorRunSession implements RunSession {
       prompts: this.#services.prompts,
       store: this.#services.store,
       blobSources: {
+        conversationId: runRequest.conversationId ?? "",
         prefetched: prefetchedBlobs(runRequest.preFetchedBlobs, this.#log),
         store: this.#services.store,
         kv: this.#kv,
@@ -187,7 +188,7 @@ class CursorRunSession implements RunSession {
       turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
       // Best effort: without it the next turn asks the client for the blob instead.
       onNewRoot: (bytes) =>
-        this.#services.store.putBlob(bytes).then(
+        this.#services.store.putBlob(bytes, runRequest.conversationId ?? "").then(
           () => undefined,
           (error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store"),
         ),

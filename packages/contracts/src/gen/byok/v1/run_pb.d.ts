@@ -506,6 +506,20 @@ export declare type RunFailed = Message<"byok.v1.RunFailed"> & {
    * @generated from field: bool retryable = 4;
    */
   retryable: boolean;
+
+  /**
+   * OVER_LIMIT: the limit ("member_budget", "team_budget", "model_budget",
+   * "requests_per_minute", "tokens_per_minute", "concurrent_runs") and the
+   * milliseconds until it may admit a call again (0 = unknown).
+   *
+   * @generated from field: string limit = 5;
+   */
+  limit: string;
+
+  /**
+   * @generated from field: uint32 retry_after_ms = 6;
+   */
+  retryAfterMs: number;
 };
 
 /**
@@ -700,6 +714,15 @@ export enum FailureKind {
    * @generated from enum value: FAILURE_KIND_CLIENT = 4;
    */
   CLIENT = 4,
+
+  /**
+   * The gateway's accounting refused a model call: a budget or rate limit of
+   * the member or team (RunFailed.limit names it, retry_after_ms says when it
+   * resets). Nothing of that call was appended.
+   *
+   * @generated from enum value: FAILURE_KIND_OVER_LIMIT = 5;
+   */
+  OVER_LIMIT = 5,
 }
 
 /**

@@ -593,6 +593,15 @@ export declare type PutBlobRequest = Message<"byok.v1.PutBlobRequest"> & {
    * @generated from field: bytes expected_id = 2;
    */
   expectedId: Uint8Array;
+
+  /**
+   * The conversation the blob belongs to: the retention job deletes a blob
+   * once no conversation that refers to it keeps its content. "" = none (the
+   * blob is then never deleted by retention).
+   *
+   * @generated from field: string conversation_id = 3;
+   */
+  conversationId: string;
 };
 
 /**
@@ -1098,6 +1107,11 @@ export declare type MemberRecord = Message<"byok.v1.MemberRecord"> & {
    * @generated from field: string revoked_at = 4;
    */
   revokedAt: string;
+
+  /**
+   * @generated from field: string team_id = 5;
+   */
+  teamId: string;
 };
 
 /**
@@ -1107,7 +1121,9 @@ export declare type MemberRecord = Message<"byok.v1.MemberRecord"> & {
 export declare const MemberRecordSchema: GenMessage<MemberRecord>;
 
 /**
- * member.create: the key is returned once; the store keeps only its SHA-256.
+ * member.create: the member's first key is returned once; the store keeps only
+ * its SHA-256 (more keys: key.create in control.proto). team_id "" = the
+ * default team; NOT_FOUND for an unknown team. key_expires_at: RFC 3339, "" = never.
  *
  * @generated from message byok.v1.CreateMemberRequest
  */
@@ -1116,6 +1132,21 @@ export declare type CreateMemberRequest = Message<"byok.v1.CreateMemberRequest">
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string key_label = 3;
+   */
+  keyLabel: string;
+
+  /**
+   * @generated from field: string key_expires_at = 4;
+   */
+  keyExpiresAt: string;
 };
 
 /**
@@ -1142,6 +1173,11 @@ export declare type CreateMemberResponse = Message<"byok.v1.CreateMemberResponse
    * @generated from field: string key = 2;
    */
   key: string;
+
+  /**
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
 };
 
 /**
@@ -1190,7 +1226,8 @@ export declare type RevokeMemberResponse = Message<"byok.v1.RevokeMemberResponse
 export declare const RevokeMemberResponseSchema: GenMessage<RevokeMemberResponse>;
 
 /**
- * member.verify: NOT_FOUND for an unknown or revoked key.
+ * member.verify: NOT_FOUND for an unknown, revoked or expired key, or a key of
+ * a revoked member.
  *
  * @generated from message byok.v1.VerifyMemberKeyRequest
  */
@@ -1225,6 +1262,16 @@ export declare type VerifyMemberKeyResponse = Message<"byok.v1.VerifyMemberKeyRe
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: string team_id = 4;
+   */
+  teamId: string;
 };
 
 /**
@@ -1234,7 +1281,7 @@ export declare type VerifyMemberKeyResponse = Message<"byok.v1.VerifyMemberKeyRe
 export declare const VerifyMemberKeyResponseSchema: GenMessage<VerifyMemberKeyResponse>;
 
 /**
- * member.list: oldest first.
+ * member.list: oldest first; team_id "" = every team.
  *
  * @generated from message byok.v1.ListMembersRequest
  */
@@ -1243,6 +1290,11 @@ export declare type ListMembersRequest = Message<"byok.v1.ListMembersRequest"> &
    * @generated from field: bool include_revoked = 1;
    */
   includeRevoked: boolean;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
 };
 
 /**
@@ -1403,6 +1455,25 @@ export declare type MemberUsage = Message<"byok.v1.MemberUsage"> & {
    * @generated from field: uint32 subagent_runs = 17;
    */
   subagentRuns: number;
+
+  /**
+   * From the ledger: the member's model calls that started in the range (runs
+   * and HTTP requests), the sum of their known costs in USD (decimal) and how
+   * many calls have an unknown cost (not in cost_usd).
+   *
+   * @generated from field: uint32 model_calls = 18;
+   */
+  modelCalls: number;
+
+  /**
+   * @generated from field: string cost_usd = 19;
+   */
+  costUsd: string;
+
+  /**
+   * @generated from field: uint32 unknown_cost_calls = 20;
+   */
+  unknownCostCalls: number;
 };
 
 /**
