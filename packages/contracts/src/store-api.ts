@@ -9,7 +9,11 @@ import {
   AppendMessagesResponseSchema,
   BeginRunRequestSchema,
   BeginRunResponseSchema,
+  CacheUsageRequestSchema,
+  CacheUsageResponseSchema,
   CommitToolResultRequestSchema,
+  CompactHistoryRequestSchema,
+  CompactHistoryResponseSchema,
   CommitToolResultResponseSchema,
   CreateMemberRequestSchema,
   CreateMemberResponseSchema,
@@ -59,6 +63,7 @@ export const STORE_OPERATIONS = {
   getRun: op("run.get", GetRunRequestSchema, GetRunResponseSchema),
   getConversation: op("conversation.get", GetConversationRequestSchema, GetConversationResponseSchema),
   getRevisionMessages: op("revision.messages", GetRevisionMessagesRequestSchema, GetRevisionMessagesResponseSchema),
+  compactHistory: op("revision.compact", CompactHistoryRequestSchema, CompactHistoryResponseSchema),
   putBlob: op("blob.put", PutBlobRequestSchema, PutBlobResponseSchema),
   getBlobs: op("blob.get", GetBlobsRequestSchema, GetBlobsResponseSchema),
   createToolRound: op("tool_round.create", CreateToolRoundRequestSchema, CreateToolRoundResponseSchema),
@@ -69,6 +74,7 @@ export const STORE_OPERATIONS = {
   verifyMemberKey: op("member.verify", VerifyMemberKeyRequestSchema, VerifyMemberKeyResponseSchema),
   listMembers: op("member.list", ListMembersRequestSchema, ListMembersResponseSchema),
   memberUsage: op("member.usage", MemberUsageRequestSchema, MemberUsageResponseSchema),
+  cacheUsage: op("usage.cache", CacheUsageRequestSchema, CacheUsageResponseSchema),
 } as const;
 
 export type StoreOperations = typeof STORE_OPERATIONS;

@@ -5,6 +5,16 @@
  * `kind` is all a caller needs to decide what to do.
  */
 export { StoreClient } from "./store-client.ts";
-export type { BegunRun, CreatedMember, CreatedToolRound, StoreClientOptions, UsageFilter, VerifiedMember } from "./store-client.ts";
+export type {
+  BegunRun,
+  CacheUsageFilter,
+  CompactedHistory,
+  CreatedMember,
+  CreatedToolRound,
+  RevisionHistory,
+  StoreClientOptions,
+  UsageFilter,
+  VerifiedMember,
+} from "./store-client.ts";
 export { StoreFailure, failureKindOfBusError, failureKindOfStoreError } from "./store-failure.ts";
 export type { StoreFailureKind } from "./store-failure.ts";

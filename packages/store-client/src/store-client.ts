@@ -16,6 +16,9 @@ import {
   STORE_OPERATIONS,
   StoreErrorKind,
   type BusNames,
+  type CacheUsageResponse,
+  type CompactionRecord,
+  type ContextAnchor,
   type ConversationId,
   type MemberId,
   type MemberRecord,
@@ -70,6 +73,28 @@ export interface UsageFilter {
   readonly until: string;
 }
 
+/** revision.messages with what the run worker needs besides the messages. */
+export interface RevisionHistory {
+  readonly messages: Message[];
+  /** Stored message ids, parallel to `messages`. */
+  readonly messageIds: string[];
+  /** Set when the history starts at a compacted revision. */
+  readonly compaction: CompactionRecord | undefined;
+  /** The newest provider measurement of a prefix of this history. */
+  readonly anchor: ContextAnchor | undefined;
+}
+
+/** revision.compact's result: the new revision and its whole history. */
+export interface CompactedHistory {
+  readonly revisionId: string;
+  readonly messages: Message[];
+}
+
+/** usage.cache filter (as UsageFilter, plus how many conversations to list; 0 = the store's default). */
+export interface CacheUsageFilter extends UsageFilter {
+  readonly conversationLimit: number;
+}
+
 type WithError = { readonly error?: StoreError | undefined };
 
 export class StoreClient {
@@ -111,6 +136,19 @@ export class StoreClient {
   /** revision.messages: the full history of a revision, oldest first. */
   async revisionMessages(revisionId: string): Promise<Message[]> {
     return (await this.call("getRevisionMessages", { revisionId })).messages;
+  }
+
+  /** revision.messages with the message ids, the chain's compaction and its context anchor ("" = empty history). */
+  async revisionHistory(revisionId: string): Promise<RevisionHistory> {
+    if (revisionId === "") return { messages: [], messageIds: [], compaction: undefined, anchor: undefined };
+    const response = await this.call("getRevisionMessages", { revisionId });
+    return { messages: response.messages, messageIds: response.messageIds, compaction: response.compaction, anchor: response.anchor };
+  }
+
+  /** revision.compact: the run's history replaced by a summary plus kept messages, as a new revision. */
+  async compactHistory(request: StoreRequest<"compactHistory">): Promise<CompactedHistory> {
+    const response = await this.call("compactHistory", request);
+    return { revisionId: response.revisionId, messages: response.messages };
   }
 
   // ---- Runs ----
@@ -210,6 +248,12 @@ export class StoreClient {
   /** member.usage: per-member sums over the runs in the range, ordered by member id. */
   async memberUsage(filter: UsageFilter): Promise<MemberUsage[]> {
     return (await this.call("memberUsage", { ...filter })).members;
+  }
+
+  /** usage.cache: cached / input token sums per conversation (newest first) and per model. */
+  async cacheUsage(filter: CacheUsageFilter): Promise<Pick<CacheUsageResponse, "conversations" | "models">> {
+    const response = await this.call("cacheUsage", { ...filter });
+    return { conversations: response.conversations, models: response.models };
   }
 }
 

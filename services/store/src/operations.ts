@@ -7,6 +7,9 @@ import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type pg from "pg";
 import type { StoreOperations } from "@byok/contracts";
 import { getBlobs, putBlob } from "./blobs.ts";
+import { cacheUsage } from "./cache-usage.ts";
+import { compactHistory } from "./compaction.ts";
+import { newestAnchorOf } from "./context-anchors.ts";
 import { findConversation } from "./conversations.ts";
 import { importHistory } from "./history-import.ts";
 import { memberUsage } from "./member-usage.ts";
@@ -17,7 +20,7 @@ import { appendMessages } from "./run-append.ts";
 import { beginRun, finishRun } from "./run-lifecycle.ts";
 import { findRun } from "./run-rows.ts";
 import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
-import { failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
+import { cacheUsageRecord, failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
 
 export type OperationHandler<K extends keyof StoreOperations> = (
   request: MessageShape<StoreOperations[K]["request"]>,
@@ -58,6 +61,7 @@ export function createHandlers(pool: pg.Pool): Handlers {
           expectedHeadRevisionId: req.expectedHeadRevisionId,
           messages: req.messages,
           providerCallIndex: req.providerCallIndex,
+          requestInputTokens: req.requestInputTokens,
         }),
         (v) => ({ revisionId: v.revisionId }),
       ),
@@ -95,8 +99,28 @@ export function createHandlers(pool: pg.Pool): Handlers {
       if (req.revisionId === "") return ok({ messages: [], messageIds: [], revisionChain: [] });
       const history = await loadRevisionHistory(pool, req.revisionId);
       if (!history) return reject("not_found", `revision ${req.revisionId} not found`);
-      return ok({ messages: history.messages, messageIds: history.messageIds, revisionChain: history.chain });
+      const anchor = await newestAnchorOf(pool, history.chain);
+      return ok({
+        messages: history.messages,
+        messageIds: history.messageIds,
+        revisionChain: history.chain,
+        ...(history.compaction === undefined ? {} : { compaction: history.compaction }),
+        ...(anchor === undefined ? {} : { anchor }),
+      });
     },
+
+    compactHistory: async (req) =>
+      map(
+        await compactHistory(pool, {
+          runId: req.runId,
+          expectedHeadRevisionId: req.expectedHeadRevisionId,
+          summary: req.summary,
+          keptMessageIds: req.keptMessageIds,
+          summarizedCount: req.summarizedCount,
+          providerCallIndex: req.providerCallIndex,
+        }),
+        (v) => ({ revisionId: v.revisionId, messages: v.messages }),
+      ),
 
     putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId), (id) => ({ id })),
 
@@ -110,6 +134,7 @@ export function createHandlers(pool: pg.Pool): Handlers {
           expectedHeadRevisionId: req.expectedHeadRevisionId,
           assistant: req.assistant,
           providerCallIndex: req.providerCallIndex,
+          requestInputTokens: req.requestInputTokens,
         }),
         (v) => ({ round: toolRoundRecord(v.round), existing: v.existing }),
       ),
@@ -139,5 +164,11 @@ export function createHandlers(pool: pg.Pool): Handlers {
 
     memberUsage: async (req) =>
       map(await memberUsage(pool, { memberId: req.memberId, since: req.since, until: req.until }), (rows) => ({ members: rows.map(memberUsageRecord) })),
+
+    cacheUsage: async (req) =>
+      map(await cacheUsage(pool, { memberId: req.memberId, since: req.since, until: req.until, conversationLimit: req.conversationLimit }), (v) => ({
+        conversations: v.conversations.map(cacheUsageRecord),
+        models: v.models.map(cacheUsageRecord),
+      })),
   };
 }

@@ -4,12 +4,14 @@ import {
   FailureKind,
   RunStatus,
   StoreErrorKind,
+  type CacheUsageRowSchema,
   type MemberRecordSchema,
   type MemberUsageSchema,
   type RunRecordSchema,
   type StoreErrorSchema,
   type ToolRoundRecordSchema,
 } from "@byok/contracts";
+import type { CacheUsageRow } from "./cache-usage.ts";
 import type { MemberUsageRow } from "./member-usage.ts";
 import type { MemberRow } from "./members.ts";
 import type { Outcome, Rejection, RejectionKind } from "./outcome.ts";
@@ -169,5 +171,20 @@ export function memberUsageRecord(row: MemberUsageRow): MessageInitShape<typeof 
     cacheWriteTokensRuns: cacheWriteTokens.runs,
     reasoningTokens: reasoningTokens.total,
     reasoningTokensRuns: reasoningTokens.runs,
+  };
+}
+
+export function cacheUsageRecord(row: CacheUsageRow): MessageInitShape<typeof CacheUsageRowSchema> {
+  const { inputTokens, cacheReadTokens, cacheWriteTokens } = row.tokens;
+  return {
+    key: row.key,
+    memberId: row.memberId,
+    runs: row.runs,
+    inputTokens: inputTokens.total,
+    inputTokensRuns: inputTokens.runs,
+    cacheReadTokens: cacheReadTokens.total,
+    cacheReadTokensRuns: cacheReadTokens.runs,
+    cacheWriteTokens: cacheWriteTokens.total,
+    cacheWriteTokensRuns: cacheWriteTokens.runs,
   };
 }
