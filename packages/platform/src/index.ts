@@ -22,8 +22,18 @@ export {
   storeCallerEnvSchema,
 } from "./config.ts";
 export type { CommonConfig, CommonEnv, Env, ReadTextFile } from "./config.ts";
-export { effortSchema, gatewayConfigSchema, loadGatewayConfigFile, parseGatewayConfig, providerKindSchema, reasoningSummarySchema } from "./gateway-config.ts";
-export type { Effort, GatewayConfig, ModelConfig, ProviderConfig, ProviderKind, ReasoningSummary } from "./gateway-config.ts";
+export {
+  effortSchema,
+  gatewayConfigSchema,
+  loadGatewayConfigFile,
+  modelTokenizer,
+  parseGatewayConfig,
+  promptCachingOn,
+  providerKindSchema,
+  reasoningSummarySchema,
+  tokenizerSchema,
+} from "./gateway-config.ts";
+export type { Effort, GatewayConfig, ModelConfig, ProviderConfig, ProviderKind, ReasoningSummary, Tokenizer } from "./gateway-config.ts";
 export { runService } from "./lifecycle.ts";
 export type { Stoppable } from "./lifecycle.ts";
 export { contentForLog, createLogger, silentLogger } from "./logger.ts";
