@@ -12,6 +12,7 @@ import type { RunWorkerConfig } from "./config.ts";
 import { busModelInvoker } from "./model-invocation.ts";
 import { RunActor } from "./run-actor.ts";
 import { startRunQueue } from "./run-queue.ts";
+import { TokenCounters } from "./token-count.ts";
 import { StoreClient } from "@byok/store-client";
 
 export interface RunWorker {
@@ -52,6 +53,8 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     probeIntervalMs: config.probeIntervalMs,
     finishRetryMs: config.runFinishRetryMs,
     log,
+    counters: new TokenCounters(),
+    compaction: config.compaction,
   };
   const active = new Set<RunActor>();
   const finished = new Set<Promise<void>>();

@@ -1,8 +1,8 @@
 /**
  * Checkpoints (ConversationStateStructure) are rebuilt from the client's own
  * conversation_state, so fields this gateway does not understand survive; only
- * roots, turns, pending tool calls, read paths, todos, token details and mode
- * are replaced.
+ * roots, turns, pending tool calls, read paths, todos, token details, mode
+ * and (after a compaction) the summary fields are replaced.
  */
 import { clone, create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
@@ -23,6 +23,19 @@ export interface CheckpointContent {
   maxTokens: number;
   /** The run's mode, when the turn said which. */
   mode: agent.AgentMode | undefined;
+  /** Set once the run compacted the history (else the client's summary fields stay). */
+  summary: CheckpointSummary | undefined;
+}
+
+/** The summary fields of a compacted conversation. */
+export interface CheckpointSummary {
+  /** Blob id of the ConversationSummary. */
+  summary: Uint8Array;
+  /** Blob id of the newest ConversationSummaryArchive. */
+  archive: Uint8Array;
+  /** Blob ids of every archive, oldest first (the client's plus this run's). */
+  archives: readonly Uint8Array[];
+  selfSummaryCount: number;
 }
 
 const UINT32_MAX = 0xffff_ffff;
@@ -39,12 +52,25 @@ export function buildCheckpoint(base: agent.ConversationStateStructure, content:
   tokens.maxTokens = Math.min(content.maxTokens, UINT32_MAX);
   checkpoint.tokenDetails = tokens;
   if (content.mode !== undefined && content.mode !== agent.AgentMode.UNSPECIFIED) checkpoint.mode = content.mode;
+  if (content.summary !== undefined) {
+    checkpoint.summary = content.summary.summary;
+    checkpoint.summaryArchive = content.summary.archive;
+    checkpoint.summaryArchives = [...content.summary.archives];
+    checkpoint.selfSummaryCount = content.summary.selfSummaryCount;
+  }
   return checkpoint;
 }
 
 /** Blob ids a checkpoint references directly (inline JSON roots are not blobs). */
 export function referencedBlobIds(checkpoint: agent.ConversationStateStructure): Uint8Array[] {
-  return [...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES), ...checkpoint.turns, ...checkpoint.todos];
+  return [
+    ...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES),
+    ...checkpoint.turns,
+    ...checkpoint.todos,
+    ...(checkpoint.summary === undefined ? [] : [checkpoint.summary]),
+    ...(checkpoint.summaryArchive === undefined ? [] : [checkpoint.summaryArchive]),
+    ...checkpoint.summaryArchives,
+  ];
 }
 
 export function checkpointMessage(checkpoint: agent.ConversationStateStructure): agent.AgentServerMessage {

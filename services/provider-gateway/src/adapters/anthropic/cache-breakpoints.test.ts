@@ -4,12 +4,15 @@
  * never more than the API's four, and the bodies stay byte prefixes of each
  * other in the default (automatic) placement.
  */
+import { create } from "@bufbuild/protobuf";
+import { AssistantMessageSchema } from "@byok/contracts";
 import { describe, expect, it } from "vitest";
 import { assistant, historyPrefixOf, modelRequest, NO_UPSTREAM, prepareBody, testRoute, toolResult, userText, type MessageInit } from "../../testing/call-kit.ts";
 
 const tools = [{ name: "Read", description: "Read a file", parametersJson: '{"type":"object","properties":{"path":{"type":"string"}}}' }];
-const call = (id: string): MessageInit => assistant({ content: [{ part: { case: "toolCall", value: { callId: id, name: "Read", argumentsJson: '{"path":"a.ts"}' } } }] });
-const text = (t: string): MessageInit => assistant({ content: [{ part: { case: "text", value: { text: t } } }] });
+const call = (id: string): MessageInit =>
+  assistant(create(AssistantMessageSchema, { content: [{ part: { case: "toolCall", value: { callId: id, name: "Read", argumentsJson: '{"path":"a.ts"}' } } }] }));
+const text = (t: string): MessageInit => assistant(create(AssistantMessageSchema, { content: [{ part: { case: "text", value: { text: t } } }] }));
 
 /** The histories of three successive model calls: turn 1, after its tool round, turn 2. */
 const histories: MessageInit[][] = [
