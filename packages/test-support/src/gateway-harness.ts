@@ -32,10 +32,10 @@ import { loadConfig as loadEdgeProxyConfig } from "@byok/edge-proxy/config";
 import { startEdgeProxy } from "@byok/edge-proxy/service";
 import { FakeCursorClient, type FakeCursorOptions } from "./fake-cursor/index.ts";
 import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./infra.ts";
-import { startMockLlm, type MockLlm } from "./mock-llm.ts";
+import { startMockLlm, type MockEndpoint, type MockLlm } from "./mock-llm.ts";
 import { serviceLogger, type LogCapture } from "./service-logger.ts";
 
-/** The BYOK model every harness serves (openai-chat kind, upstream = the mock LLM). */
+/** The BYOK model every harness serves (openai-chat kind unless `endpoint` says otherwise; upstream = the mock LLM). */
 export const HARNESS_MODEL_ID = "byok-test-chat";
 /** Env variable the harness config names for the mock provider's key (any value works). */
 export const HARNESS_MOCK_KEY_ENV = "BYOK_HARNESS_MOCK_LLM_KEY";
@@ -49,6 +49,8 @@ export interface GatewayHarnessOptions {
   env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides };
   /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, ...). */
   model?: Readonly<Record<string, unknown>>;
+  /** Endpoint kind of the mock provider (default openai-chat). */
+  endpoint?: MockEndpoint;
   /** Attempts before the first byte for the mock provider (default 1: an HTTP 500 is final). */
   providerMaxAttempts?: number;
   /** Also start the edge proxy in front of the adapter (pass-through traffic goes to a closed local port). */
@@ -117,11 +119,12 @@ export interface GatewayHarness {
 export async function writeHarnessGatewayConfig(
   dir: string,
   llm: MockLlm,
-  options: Pick<GatewayHarnessOptions, "model" | "providerMaxAttempts"> = {},
+  options: Pick<GatewayHarnessOptions, "model" | "providerMaxAttempts" | "endpoint"> = {},
 ): Promise<string> {
   const path = join(dir, "gateway.json");
+  const endpoint = options.endpoint ?? "openai-chat";
   const config = {
-    providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
+    providers: { mock: { kind: endpoint, baseUrl: llm.baseUrl(endpoint), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
     models: [{ id: HARNESS_MODEL_ID, displayName: "Harness chat model", provider: "mock", upstreamModel: "gpt-4o", contextWindow: 128_000, ...options.model }],
   };
   await writeFile(path, JSON.stringify(config, null, 2));
