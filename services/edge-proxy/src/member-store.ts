@@ -17,7 +17,7 @@ export interface MemberDirectory {
 }
 
 /** The store's member operations the admin command uses. */
-export type MemberStoreClient = Pick<StoreClient, "createMember" | "revokeMember" | "listMembers" | "memberUsage">;
+export type MemberStoreClient = Pick<StoreClient, "createMember" | "revokeMember" | "listMembers" | "memberUsage" | "cacheUsage">;
 
 export function memberStoreClient(nc: NatsConnection, names: BusNames, timeoutMs: number): MemberStoreClient {
   return new StoreClient(nc, names, { timeoutMs });

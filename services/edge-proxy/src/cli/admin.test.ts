@@ -20,6 +20,9 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberStoreClient & { usa
       if (filter.since === "bad") throw new StoreFailure("invalid", "member.usage", "since is not an RFC 3339 timestamp");
       return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
     },
+    async cacheUsage() {
+      return { conversations: [], models: [] };
+    },
     async createMember(name) {
       const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
       members.set(member.memberId, member);

@@ -2,7 +2,8 @@
  * `npm run proxy:admin -- create <name> | revoke <member id> | list [--all] |
  * usage [--member <id>] [--since <date>] [--until <date>]`: manages member
  * gateway keys, which the store keeps (only a hash of each key), and reports
- * each member's provider-reported usage. A new key is printed once.
+ * each member's provider-reported usage, with the prompt-cache share (cached /
+ * input) per model and per conversation. A new key is printed once.
  */
 import { parseArgs } from "node:util";
 import { busNames, type MemberRecord } from "@byok/contracts";
@@ -11,6 +12,7 @@ import { StoreFailure } from "@byok/store-client";
 import type { EdgeProxyConfig } from "../config.ts";
 import { memberStoreClient, type MemberStoreClient } from "../member-store.ts";
 import type { CliIo } from "./setup.ts";
+import { formatCacheTables } from "./cache-table.ts";
 import { formatUsageTable } from "./usage-table.ts";
 
 const USAGE = [
@@ -98,9 +100,12 @@ export async function runAdminCommand(args: readonly string[], client: MemberSto
     }
     case "usage": {
       if (argument) break;
-      const outcome = await attempt(() => client.memberUsage({ memberId: member, since: rangeBound(since), until: rangeBound(until) }), io);
+      const filter = { memberId: member, since: rangeBound(since), until: rangeBound(until) };
+      const outcome = await attempt(() => client.memberUsage(filter), io);
       if (outcome.kind === "failed") return 1;
-      io.out(formatUsageTable(outcome.value));
+      const cache = await attempt(() => client.cacheUsage({ ...filter, conversationLimit: 0 }), io);
+      if (cache.kind === "failed") return 1;
+      io.out(formatUsageTable(outcome.value) + formatCacheTables(cache.value));
       return 0;
     }
     default:

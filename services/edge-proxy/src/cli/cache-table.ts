@@ -1,0 +1,59 @@
+/**
+ * The prompt-cache part of the admin `usage` report: per model and per
+ * conversation (newest first), input tokens, cache reads and writes as the
+ * providers reported them, and cached / input: the share of the input the
+ * provider served from its cache. The share is shown only when the same runs
+ * reported both sums ("-" otherwise, never a guess).
+ */
+import type { CacheUsageRow } from "@byok/contracts";
+
+type Field = "inputTokens" | "cacheReadTokens" | "cacheWriteTokens";
+
+function count(value: number | bigint): string {
+  return value.toLocaleString("en-US");
+}
+
+function sumCell(row: CacheUsageRow, field: Field): string {
+  const total = row[field];
+  const reported = row[`${field}Runs`];
+  if (total === undefined || reported === 0) return "-";
+  return reported === row.runs ? count(total) : `${count(total)} (${reported}/${row.runs})`;
+}
+
+/** cached / input in percent, when the same runs reported both. */
+export function cachedShare(row: CacheUsageRow): string {
+  if (row.inputTokens === undefined || row.cacheReadTokens === undefined || row.inputTokensRuns !== row.cacheReadTokensRuns) return "-";
+  if (row.inputTokens === 0n) return "-";
+  return `${(Number((row.cacheReadTokens * 10_000n) / row.inputTokens) / 100).toFixed(1)}%`;
+}
+
+function table(header: string[], rows: string[][], textColumns: number): string {
+  const lines = [header, ...rows];
+  const widths = header.map((_, column) => Math.max(...lines.map((line) => (line[column] ?? "").length)));
+  return lines
+    .map((line) =>
+      line
+        .map((cell, column) => (column < textColumns ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+const SUMS = ["INPUT", "CACHE READ", "CACHE WRITE", "CACHED/INPUT"];
+
+function sums(row: CacheUsageRow): string[] {
+  return [sumCell(row, "inputTokens"), sumCell(row, "cacheReadTokens"), sumCell(row, "cacheWriteTokens"), cachedShare(row)];
+}
+
+/** Both tables, or "" when there are no runs. */
+export function formatCacheTables(report: { conversations: readonly CacheUsageRow[]; models: readonly CacheUsageRow[] }): string {
+  if (report.models.length === 0) return "";
+  const models = table(["MODEL", "RUNS", ...SUMS], report.models.map((r) => [r.key || "-", count(r.runs), ...sums(r)]), 1);
+  const conversations = table(
+    ["CONVERSATION", "MEMBER", "RUNS", ...SUMS],
+    report.conversations.map((r) => [r.key, r.memberId, count(r.runs), ...sums(r)]),
+    2,
+  );
+  return `\nprompt cache by model\n${models}\n\nprompt cache by conversation (newest first)\n${conversations}\n`;
+}
