@@ -1,7 +1,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const SERVICES = ["cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
+const SERVICES = ["admin", "cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
 /** Services that never learn a client protocol. */
 const CURSOR_FREE = new Set(["run-worker", "provider-gateway", "store"]);
 /** Test code inside services and packages: it may start another service through its entry module (e.g. a real store). */
@@ -28,7 +28,7 @@ function serviceImportRules(service, { entry }) {
 }
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", "coverage/**"] },
+  { ignores: ["**/node_modules/**", "**/gen/**", ".data/**", ".tmp/**", "coverage/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -46,7 +46,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/src/main.ts", "packages/local-infra/src/embedded-postgres-main.ts", "scripts/**", "tests/**", "bench/**", "packages/test-support/**", "vitest.config.ts", "**/*.test.ts"],
+    files: ["**/src/main.ts", "services/*/src/cli/**/main.ts", "packages/local-infra/src/embedded-postgres-main.ts", "scripts/**", "tests/**", "bench/**", "packages/test-support/**", "vitest.config.ts", "**/*.test.ts"],
     rules: { "no-restricted-properties": "off" },
   },
   ...SERVICES.flatMap((service) => [

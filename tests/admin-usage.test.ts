@@ -1,26 +1,28 @@
 /**
- * `proxy:admin -- usage` against the real store (Postgres over NATS): the runs'
+ * `npm run admin -- usage` against the real store (Postgres over NATS): the runs'
  * provider-reported usage, per member, as the admin reads it.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, RunStatus } from "@byok/contracts";
-import { runAdminCommand } from "../services/edge-proxy/src/cli/admin.ts";
-import { memberStoreClient, type MemberStoreClient } from "../services/edge-proxy/src/member-store.ts";
+import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
+import { storeMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
 import { startTestStore, userText, type TestStore } from "../services/store/src/store-test-harness.ts";
 
 describe("admin usage report with the store", () => {
   let store: TestStore;
-  let members: MemberStoreClient;
+  let members: MemberAdmin;
   beforeEach(async () => {
     store = await startTestStore();
-    members = memberStoreClient(store.nc, busNames(store.busPrefix), 10_000);
+    members = storeMemberAdmin(store.nc, busNames(store.busPrefix), 10_000);
   });
   afterEach(() => store.close());
 
   async function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = "";
     let err = "";
-    const code = await runAdminCommand(args, members, { out: (t) => (out += t), err: (t) => (err += t) });
+    const parsed = parseAdminArgs(args);
+    if (parsed.kind !== "command") throw new Error(`bad admin arguments: ${args.join(" ")}`);
+    const code = await runAdminCommand(parsed.command, members, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: "the test's bus" });
     return { code, out, err };
   }
 

@@ -20,8 +20,8 @@ import { loadConfig as loadAdapterConfig } from "../services/cursor-adapter/src/
 import { startCursorAdapter, type CursorAdapter } from "../services/cursor-adapter/src/service.ts";
 import { loadConfig as loadProxyConfig } from "../services/edge-proxy/src/config.ts";
 import { startEdgeProxy, type EdgeProxy } from "../services/edge-proxy/src/service.ts";
-import { runAdminCommand } from "../services/edge-proxy/src/cli/admin.ts";
-import { memberStoreClient, type MemberStoreClient } from "../services/edge-proxy/src/member-store.ts";
+import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
+import { storeMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
 import { ProxyTunnelAgent, connectThroughProxy, proxyAuthorization, request } from "../services/edge-proxy/src/test-support/proxy-client.ts";
 import { makeOriginPki, startHttpsOrigin, type TestOrigin } from "../services/edge-proxy/src/test-support/origins.ts";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
@@ -35,7 +35,7 @@ let db: TestDatabase;
 let bus: TestBus;
 let dir: string;
 let nc: NatsConnection;
-let members: MemberStoreClient;
+let members: MemberAdmin;
 let upstream: TestOrigin;
 let adapter: CursorAdapter;
 let proxy: EdgeProxy;
@@ -45,7 +45,9 @@ const stops: Array<() => Promise<void>> = [];
 async function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await runAdminCommand(args, members, { out: (t) => (out += t), err: (t) => (err += t) });
+  const parsed = parseAdminArgs(args);
+    if (parsed.kind !== "command") throw new Error(`bad admin arguments: ${args.join(" ")}`);
+    const code = await runAdminCommand(parsed.command, members, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: "the test's bus" });
   return { code, out, err };
 }
 
@@ -77,7 +79,7 @@ beforeAll(async () => {
   const busEnv = { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "silent" };
   nc = await connectNats(bus.natsUrl, "edge-proxy-test", silentLogger());
   stops.push(() => nc.close());
-  members = memberStoreClient(nc, busNames(bus.prefix), 10_000);
+  members = storeMemberAdmin(nc, busNames(bus.prefix), 10_000);
 
   const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url }), { log: silentLogger() });
   stops.push(() => store.stop());

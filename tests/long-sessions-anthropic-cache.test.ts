@@ -8,8 +8,8 @@
  * per model).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../services/edge-proxy/src/cli/admin.ts";
-import { memberStoreClient } from "../services/edge-proxy/src/member-store.ts";
+import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
+import { storeMemberAdmin } from "../services/admin/src/cli/member-admin.ts";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { readsOf } from "./long-sessions-support.ts";
 import { finishedOk } from "./tools-support.ts";
@@ -102,7 +102,9 @@ describe("Anthropic prompt caching", () => {
 
     // The admin usage report, against the same store.
     let out = "";
-    const code = await runAdminCommand(["usage"], memberStoreClient(gw.nc, gw.names, 10_000), { out: (t) => (out += t), err: (t) => (out += t) });
+    const parsed = parseAdminArgs(["usage"]);
+    if (parsed.kind !== "command") throw new Error("usage did not parse");
+    const code = await runAdminCommand(parsed.command, storeMemberAdmin(gw.nc, gw.names, 10_000), { out: (t) => (out += t), err: (t) => (out += t) }, { json: false, where: "the test's bus" });
     expect(code).toBe(0);
     const input = 10 + 5000 + 12 + 700 + 5000 + (9 + 60 + 5700) + (9 + 40 + 5760);
     const read = 5000 + 5700 + 5760;

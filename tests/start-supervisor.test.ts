@@ -1,15 +1,15 @@
 /**
  * `npm start` (scripts/start.ts) as an operator uses it: five services as
- * child processes behind one prefixed log stream, a working gateway, and a
- * clean Ctrl-C. Uses the test Postgres/NATS (DATABASE_URL / NATS_URL set, so
- * nothing embedded is started) with a private database and bus prefix.
+ * child processes behind one prefixed log stream, a working gateway, readiness
+ * at any log level, the addresses file, "already running", a one-line error
+ * for a port in use, and a clean stop when the npm process or the supervisor
+ * gets SIGINT or SIGTERM. Uses the test Postgres/NATS (DATABASE_URL / NATS_URL
+ * set, so nothing embedded is started) with a private database and bus prefix.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import net from "node:net";
-import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { BusError, busRequest, connectNats, silentLogger } from "@byok/platform";
@@ -19,72 +19,67 @@ import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } fro
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { providerFixture } from "@byok/test-support/fixtures";
+import {
+  exitWithin,
+  hasExited,
+  logsOf,
+  occupyPort,
+  portAccepts,
+  processAlive,
+  readAddresses,
+  startSupervisor,
+  waitUntilReady,
+  type Supervisor,
+} from "./start-support.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "edge-proxy"];
-
-interface Supervisor {
-  child: ChildProcess;
-  /** stdout lines: "<service> | <log line>" */
-  lines: string[];
-  stderr: string[];
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function startSupervisor(env: NodeJS.ProcessEnv): Supervisor {
-  const child = spawn(process.execPath, [join(ROOT, "scripts/start.ts")], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  const lines: string[] = [];
-  const stderr: string[] = [];
-  createInterface({ input: child.stdout! }).on("line", (l) => lines.push(l));
-  createInterface({ input: child.stderr! }).on("line", (l) => stderr.push(l));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  return { child, lines, stderr, exit };
-}
-
-/** The JSON log entries a service printed through the supervisor. */
-function logsOf(s: Supervisor, service: string): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
-  for (const line of s.lines) {
-    const bar = line.indexOf(" | ");
-    if (bar < 0 || line.slice(0, bar).trim() !== service) continue;
-    try {
-      out.push(JSON.parse(line.slice(bar + 3)) as Record<string, unknown>);
-    } catch {
-      // not a JSON log line
-    }
-  }
-  return out;
-}
-
-function portAccepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
 
 describe("npm start", () => {
   let db: TestDatabase;
   let bus: TestBus;
   let llm: MockLlm;
   let dir: string;
-  let supervisor: Supervisor | undefined;
+  let configPath: string;
+  const supervisors: Supervisor[] = [];
+
+  /** The environment of a gateway on the test's database, bus prefix and data directory. */
+  const gatewayEnv = (overrides: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+    ...process.env,
+    DATABASE_URL: db.url,
+    NATS_URL: bus.natsUrl,
+    BUS_PREFIX: bus.prefix,
+    GATEWAY_CONFIG: configPath,
+    DATA_DIR: join(dir, "data"),
+    [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
+    PORT: "0",
+    PROXY_HOST: "127.0.0.1",
+    PROXY_PORT: "0",
+    UPSTREAM_ORIGIN: "http://127.0.0.1:9",
+    LOG_FORMAT: "json",
+    LOG_LEVEL: "info",
+    METRICS_PORT_BASE: "0",
+    ...overrides,
+  });
+  const start = (...args: Parameters<typeof startSupervisor>): Supervisor => {
+    const s = startSupervisor(...args);
+    supervisors.push(s);
+    return s;
+  };
 
   beforeEach(async () => {
     db = await createTestDatabase();
     bus = createTestBus();
     llm = await startMockLlm();
     dir = await mkdtemp(join(tmpdir(), "byok-start-"));
+    configPath = await writeHarnessGatewayConfig(dir, llm);
   });
   afterEach(async () => {
-    if (supervisor && supervisor.child.exitCode === null && supervisor.child.signalCode === null) {
-      supervisor.child.kill("SIGKILL");
-      await supervisor.exit;
+    for (const s of supervisors.splice(0)) {
+      if (!hasExited(s)) {
+        s.child.kill("SIGKILL");
+        await s.exit;
+      }
     }
     await llm.stop();
     await bus.cleanup();
@@ -92,37 +87,39 @@ describe("npm start", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("runs the five services as children with one prefixed log stream, serves a turn, and stops cleanly on Ctrl-C", async () => {
-    const configPath = await writeHarnessGatewayConfig(dir, llm);
-    supervisor = startSupervisor({
-      ...process.env,
-      DATABASE_URL: db.url,
-      NATS_URL: bus.natsUrl,
-      BUS_PREFIX: bus.prefix,
-      GATEWAY_CONFIG: configPath,
-      [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
-      PORT: "0",
-      PROXY_HOST: "127.0.0.1",
-      PROXY_PORT: "0",
-      CA_DIR: join(dir, "ca"),
-      UPSTREAM_ORIGIN: "http://127.0.0.1:9",
-      LOG_FORMAT: "json",
-      LOG_LEVEL: "info",
-    });
-    const s = supervisor;
-    const context = (): string => `stderr:\n${s.stderr.join("\n")}\nstdout (last 40):\n${s.lines.slice(-40).join("\n")}`;
+  async function storeAnswers(): Promise<"answered" | string> {
+    const nc = await connectNats(bus.natsUrl, "start-test", silentLogger());
+    try {
+      const op = STORE_OPERATIONS.getRun;
+      return await busRequest(nc, busNames(bus.prefix).store(op.name), op.request, { runId: "x" }, op.response, { timeoutMs: 2_000 }).then(
+        () => "answered",
+        (err: unknown) => (err instanceof BusError ? err.kind : String(err)),
+      );
+    } finally {
+      await nc.close();
+    }
+  }
 
-    await waitFor(() => s.stderr.some((l) => l.includes("gateway running")) || s.child.exitCode !== null, "the gateway to start", 60_000);
-    expect(s.child.exitCode, context()).toBeNull();
-    for (const service of SERVICES) expect(logsOf(s, service).some((e) => e["msg"] === `${service} started`), `${service} started\n${context()}`).toBe(true);
+  it("runs the five services as children with one prefixed log stream, serves a turn, and stops cleanly on Ctrl-C", async () => {
+    const s = start(gatewayEnv());
+    await waitUntilReady(s);
+    // Each service's own "started" line reaches the shared stream (output may trail the readiness message).
+    await waitFor(() => SERVICES.every((service) => logsOf(s, service).some((e) => e["msg"] === `${service} started`)), "every service's started line", 10_000);
+    // npm start turns every service's ops listener on; /metrics answers.
+    for (const service of SERVICES) {
+      const ops = logsOf(s, service).find((e) => e["msg"] === "ops listener (metrics, health) listening");
+      expect(ops, `${service} ops listener\n${s.context()}`).toBeDefined();
+      const metrics = await fetch(`http://127.0.0.1:${Number(ops?.["port"])}/metrics`);
+      expect(await metrics.text(), service).toContain(`service="${service}"`);
+    }
 
     // The adapter listens on a random port (PORT=0); the edge proxy was pointed at it.
-    const listening = logsOf(s, "cursor-adapter").find((e) => e["msg"] === "cursor adapter listening");
-    const port = Number(listening?.["port"]);
-    expect(port, context()).toBeGreaterThan(0);
+    const addresses = readAddresses(join(dir, "data"));
+    const adapterPort = Number(new URL(addresses.adapterUrl).port);
+    expect(adapterPort, s.context()).toBeGreaterThan(0);
     const proxyListening = logsOf(s, "edge-proxy").find((e) => e["msg"] === "edge proxy listening");
-    expect(proxyListening?.["adapter"], context()).toBe(`http://127.0.0.1:${port}`);
-    const proxyPort = Number(proxyListening?.["port"]);
+    expect(proxyListening?.["adapter"], s.context()).toBe(addresses.adapterUrl);
+    const proxyPort = Number(new URL(addresses.proxyUrl).port);
 
     // The gateway works the way a member uses it: a turn through the edge proxy with a member key and the team CA.
     const nc = await connectNats(bus.natsUrl, "start-test", silentLogger());
@@ -138,8 +135,8 @@ describe("npm start", () => {
     const client = new FakeCursorClient({
       transport: {
         baseUrl: "https://api2.cursor.sh",
-        proxy: { url: `http://127.0.0.1:${proxyPort}`, authorization: `Basic ${Buffer.from(`alice:${key}`).toString("base64")}` },
-        ca: await readFile(join(dir, "ca", "ca.crt"), "utf8"),
+        proxy: { url: addresses.proxyUrl, authorization: `Basic ${Buffer.from(`alice:${key}`).toString("base64")}` },
+        ca: await readFile(addresses.caFile, "utf8"),
       },
     });
     try {
@@ -152,28 +149,93 @@ describe("npm start", () => {
 
     // Ctrl-C: every service stops, the supervisor exits 0, nothing keeps serving.
     s.child.kill("SIGINT");
-    const exit = await Promise.race([s.exit, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 30_000))]);
-    expect(exit, context()).toEqual({ code: 0, signal: null });
-    for (const service of SERVICES) expect(logsOf(s, service).some((e) => e["msg"] === `${service} stopping`), `${service} stopping\n${context()}`).toBe(true);
-    expect(await portAccepts(port)).toBe(false);
+    expect(await exitWithin(s, 30_000), s.context()).toEqual({ code: 0, signal: null });
+    for (const service of SERVICES) expect(logsOf(s, service).some((e) => e["msg"] === `${service} stopping`), `${service} stopping\n${s.context()}`).toBe(true);
+    expect(await portAccepts(adapterPort)).toBe(false);
     expect(await portAccepts(proxyPort)).toBe(false);
-    const after = await connectNats(bus.natsUrl, "start-test", silentLogger());
-    try {
-      const op = STORE_OPERATIONS.getRun;
-      const noStore = await busRequest(after, busNames(bus.prefix).store(op.name), op.request, { runId: "x" }, op.response, { timeoutMs: 2_000 }).then(
-        () => "answered",
-        (err: unknown) => (err instanceof BusError ? err.kind : String(err)),
-      );
-      expect(noStore).toBe("no_responders");
-    } finally {
-      await after.close();
-    }
+    expect(await storeAnswers()).toBe("no_responders");
   }, 120_000);
 
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "through npm at LOG_LEVEL=warn: ready, addresses recorded, a second start refused, and %s to the npm process stops everything",
+    async (signal) => {
+      const s = start(gatewayEnv({ LOG_LEVEL: "warn" }), "npm");
+      await waitUntilReady(s);
+      // The ready line says where Cursor points, where the CA is and what to run next.
+      const addresses = readAddresses(join(dir, "data"));
+      const ready = s.stderr.join("\n");
+      expect(ready).toContain(`Cursor proxy: ${addresses.proxyUrl}`);
+      expect(ready).toContain(`team CA: ${addresses.caFile}`);
+      const last = s.stderr.find((l) => l.includes("next:")) ?? "";
+      expect(last).toMatch(/next: npm run admin -- create <name>, then .*npm run setup -- --gateway /);
+      expect(last).toContain(addresses.proxyUrl);
+      expect(last).toContain(addresses.caFile);
+      expect(addresses).toMatchObject({ state: "running", natsUrl: bus.natsUrl, busPrefix: bus.prefix, caFile: join(dir, "data", "edge-proxy", "ca", "ca.crt") });
+      expect(Object.keys(addresses.services).sort()).toEqual([...SERVICES].sort());
+
+      // The proxy answers plain HTTP on its port: health and the team CA.
+      expect((await fetch(`${addresses.proxyUrl}/healthz`)).status).toBe(200);
+      expect(await (await fetch(`${addresses.proxyUrl}/ca.crt`)).text()).toBe(await readFile(addresses.caFile, "utf8"));
+
+      // A second start on the same data directory says who runs it, and starts nothing.
+      const second = start(gatewayEnv({ LOG_LEVEL: "warn" }));
+      expect(await exitWithin(second, 30_000)).toEqual({ code: 1, signal: null });
+      expect(second.stderr.join("\n")).toMatch(new RegExp(`already running .*pid ${addresses.pid}`));
+      expect(readAddresses(join(dir, "data")).pid).toBe(addresses.pid);
+
+      s.child.kill(signal);
+      expect(await exitWithin(s, 30_000), s.context()).not.toBe("timeout");
+      await waitFor(() => ![addresses.pid, ...Object.values(addresses.services)].some(processAlive), "the supervisor and every service to exit", 20_000);
+      expect(existsSync(join(dir, "data", "local-gateway.json"))).toBe(false);
+      expect(await portAccepts(Number(new URL(addresses.proxyUrl).port))).toBe(false);
+      expect(await storeAnswers()).toBe("no_responders");
+    },
+    120_000,
+  );
+
+  it("takes its services with it when the supervisor itself is killed (kill -9)", async () => {
+    const s = start(gatewayEnv({ LOG_LEVEL: "warn" }));
+    await waitUntilReady(s);
+    const addresses = readAddresses(join(dir, "data"));
+    s.child.kill("SIGKILL");
+    await s.exit;
+    await waitFor(() => !Object.values(addresses.services).some(processAlive), "every service to notice its supervisor is gone and exit", 20_000);
+    expect(await storeAnswers()).toBe("no_responders");
+  }, 90_000);
+
+  it("names PROXY_PORT in one line when the proxy port is taken, and leaves nothing running", async () => {
+    const taken = await occupyPort();
+    try {
+      const s = start(gatewayEnv({ PROXY_PORT: String(taken.port) }));
+      expect(await exitWithin(s, 60_000), s.context()).toEqual({ code: 1, signal: null });
+      const last = s.stderr.at(-1) ?? "";
+      expect(last, s.context()).toMatch(new RegExp(`port ${taken.port} \\(the edge proxy\\) on 127\\.0\\.0\\.1 is already in use: set PROXY_PORT to a free port`));
+      expect(existsSync(join(dir, "data", "local-gateway.json"))).toBe(false);
+      expect(await storeAnswers()).toBe("no_responders");
+    } finally {
+      await taken.close();
+    }
+  }, 90_000);
+
+  it("names EMBEDDED_NATS_PORT before starting anything when the embedded NATS port is taken", async () => {
+    const taken = await occupyPort();
+    try {
+      const env = gatewayEnv({ EMBEDDED_NATS_PORT: String(taken.port) });
+      delete env["NATS_URL"];
+      const s = start(env);
+      expect(await exitWithin(s, 30_000), s.context()).toEqual({ code: 1, signal: null });
+      expect(s.stderr.at(-1), s.context()).toMatch(new RegExp(`port ${taken.port} \\(embedded NATS\\) .* set EMBEDDED_NATS_PORT to a free port, or NATS_URL`));
+      expect(s.lines, "nothing was started").toEqual([]);
+    } finally {
+      await taken.close();
+    }
+  });
+
   it("explains a missing gateway configuration and points at the example", async () => {
-    supervisor = startSupervisor({ ...process.env, GATEWAY_CONFIG: join(dir, "missing.json"), DATABASE_URL: db.url, NATS_URL: bus.natsUrl });
-    const exit = await supervisor.exit;
+    const s = start({ ...process.env, GATEWAY_CONFIG: join(dir, "missing.json"), DATABASE_URL: db.url, NATS_URL: bus.natsUrl, DATA_DIR: join(dir, "data") });
+    const exit = await s.exit;
     expect(exit.code).toBe(1);
-    expect(supervisor.stderr.join("\n")).toMatch(/config\/gateway\.example\.json/);
+    expect(s.stderr.join("\n")).toMatch(/config\/gateway\.example\.json/);
+    expect(existsSync(join(dir, "data", "local-gateway.json"))).toBe(false);
   });
 });

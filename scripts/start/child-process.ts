@@ -1,11 +1,14 @@
 /**
  * A supervised child process: its own process group (so a terminal Ctrl-C
  * reaches only the supervisor, which then stops children in order), output
- * split into lines for the shared log stream, readiness from its log, and a
- * stop that escalates from SIGINT to SIGKILL.
+ * split into lines for the shared log stream, readiness from an output line
+ * (nats-server, the Postgres helper) or from the service's status message on
+ * the IPC channel (@byok/platform/service-status: independent of LOG_LEVEL),
+ * and a stop that escalates from SIGINT to SIGKILL.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import { parseServiceStatus, type ServiceEndpoints } from "@byok/platform/service-status";
 import { logMessage, type PrintLine } from "./log-lines.ts";
 
 export interface ChildSpec {
@@ -13,14 +16,30 @@ export interface ChildSpec {
   command: string;
   args: string[];
   env: NodeJS.ProcessEnv;
-  /** Decides readiness from one output line; undefined = ready once spawned. */
+  /** Decides readiness from one output line; undefined = ready once spawned (or, with `ipc`, once it says so). */
   readyWhen?: (line: string) => boolean;
+  /** A Node service: readiness and start-up failures come as status messages over an IPC channel. */
+  ipc?: boolean;
+}
+
+/** How a service said it failed to start (a listen error names its port). */
+export interface StartFailure {
+  readonly message: string;
+  readonly code?: string;
+  readonly address?: string;
+  readonly port?: number;
 }
 
 export type ChildExit = { code: number | null; signal: NodeJS.Signals | null };
 
 export class ChildStartError extends Error {
   override readonly name = "ChildStartError";
+  /** Set when the child reported why it failed (status message). */
+  readonly failure: StartFailure | undefined;
+  constructor(message: string, failure?: StartFailure) {
+    super(message);
+    this.failure = failure;
+  }
 }
 
 export class SupervisedChild {
@@ -30,21 +49,39 @@ export class SupervisedChild {
   private readonly readyPromise: Promise<void>;
   private exitInfo: ChildExit | undefined;
   private lastLines: string[] = [];
+  private reportedEndpoints: ServiceEndpoints = {};
+  private started = false;
 
   constructor(spec: ChildSpec, print: PrintLine) {
     this.name = spec.name;
-    this.child = spawn(spec.command, spec.args, { env: spec.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const stdio: ("ignore" | "pipe" | "ipc")[] = spec.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"];
+    this.child = spawn(spec.command, spec.args, { env: spec.env, stdio, detached: true });
     let markReady: () => void = () => undefined;
     let failReady: (err: Error) => void = () => undefined;
     this.readyPromise = new Promise<void>((resolve, reject) => {
-      markReady = resolve;
+      markReady = () => {
+        this.started = true;
+        resolve();
+      };
       failReady = reject;
     });
-    if (spec.readyWhen === undefined) this.child.once("spawn", () => markReady());
+    if (spec.readyWhen === undefined && spec.ipc !== true) this.child.once("spawn", () => markReady());
+    if (spec.ipc === true) {
+      this.child.on("message", (message) => {
+        const status = parseServiceStatus(message);
+        if (status?.kind === "started") {
+          this.reportedEndpoints = status.endpoints;
+          markReady();
+        } else if (status?.kind === "failed") {
+          failReady(new ChildStartError(`${spec.name} failed to start: ${status.message}`, status));
+        }
+      });
+    }
     const onLine = (line: string): void => {
       print(spec.name, line);
       this.lastLines = [...this.lastLines.slice(-19), line];
       if (spec.readyWhen?.(line) === true) markReady();
+      if (spec.ipc === true) return;
       const log = logMessage(line);
       if (log !== undefined && log.level >= 60 && /failed to start/.test(log.msg)) failReady(new ChildStartError(`${spec.name}: ${log.msg}`));
     };
@@ -57,9 +94,13 @@ export class SupervisedChild {
         resolve(this.exitInfo);
       });
       this.child.once("exit", (code, signal) => {
-        this.exitInfo = { code, signal };
-        failReady(new ChildStartError(`${spec.name} exited during start-up (${describeExit(this.exitInfo)})`));
-        resolve(this.exitInfo);
+        const exit = { code, signal };
+        this.exitInfo = exit;
+        const exitedEarly = (): void => failReady(new ChildStartError(`${spec.name} exited during start-up (${describeExit(exit)})`));
+        // A status message sent just before exiting is delivered before the channel reports its end.
+        if (this.child.connected) this.child.once("disconnect", exitedEarly);
+        else exitedEarly();
+        resolve(exit);
       });
     });
   }
@@ -79,6 +120,20 @@ export class SupervisedChild {
         },
       );
     });
+  }
+
+  /** The addresses the service reported when it started ({} before, or without IPC). */
+  get endpoints(): ServiceEndpoints {
+    return this.reportedEndpoints;
+  }
+
+  /** True once the child reported readiness. */
+  get hasStarted(): boolean {
+    return this.started;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   get running(): boolean {

@@ -1,7 +1,8 @@
 /**
  * @byok/platform: what every service needs besides the bus contract: logger,
  * configuration parsing, the gateway config file, the NATS connection, typed
- * request/reply, the run streams and the process lifecycle.
+ * request/reply, the run streams, the process lifecycle and the metrics
+ * registry with its ops listener.
  */
 export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
 export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
@@ -41,3 +42,7 @@ export type { Logger, LoggerOptions } from "./logger.ts";
 export { connectNats } from "./nats.ts";
 export type { NatsConnection } from "./nats.ts";
 export { ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
+export { Counter, Gauge, Histogram, Registry, createMetricsRegistry, metricsConfigFrom, metricsEnvSchema, secondsSince } from "./metrics.ts";
+export type { MetricsConfig } from "./metrics.ts";
+export { startOpsServer } from "./ops-server.ts";
+export type { OpsServer, OpsServerOptions } from "./ops-server.ts";

@@ -61,6 +61,16 @@ export interface GatewayHarnessOptions {
   databaseAdminUrl?: string;
   /** Capture every service's log lines (at `capture.level`) instead of printing them. */
   logs?: LogCapture;
+  /** Start every service's ops listener (/metrics, /healthz) on a free loopback port (METRICS_PORT=0). */
+  opsListeners?: boolean;
+}
+
+/** Ops listener URLs of the in-process services (set with { opsListeners: true }). */
+export interface OpsUrls {
+  readonly store: string | undefined;
+  readonly providerGateway: string | undefined;
+  readonly cursorAdapter: string | undefined;
+  readonly edgeProxy: string | undefined;
 }
 
 export interface EdgeProxyHandle {
@@ -75,6 +85,8 @@ export interface EdgeProxyHandle {
 
 export interface WorkerHandle {
   readonly workerId: string;
+  /** Its ops listener (with { opsListeners: true }). */
+  readonly opsUrl: string | undefined;
   /** Run deliveries this worker took (each is one attempt at one run). */
   runsTaken(): number;
   stop(): Promise<void>;
@@ -96,6 +108,8 @@ export interface GatewayHarness {
   readonly workers: readonly WorkerHandle[];
   /** Set when started with { edgeProxy: true }. */
   readonly edge: EdgeProxyHandle | undefined;
+  /** The services' ops listeners (workers: WorkerHandle.opsUrl). */
+  readonly ops: OpsUrls;
   /** A fake Cursor client talking straight to the adapter (closed by stop()). */
   client(options?: Partial<FakeCursorOptions>): FakeCursorClient;
   /** One store operation over the bus, as the services call it. */
@@ -157,7 +171,12 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
 
     const configPath = await writeHarnessGatewayConfig(dir, llm, options);
-    const busEnv = { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: options.logs?.level ?? (process.env["HARNESS_LOG_LEVEL"] || "silent") };
+    const busEnv = {
+      NATS_URL: bus.natsUrl,
+      BUS_PREFIX: bus.prefix,
+      LOG_LEVEL: options.logs?.level ?? (process.env["HARNESS_LOG_LEVEL"] || "silent"),
+      ...(options.opsListeners === true ? { METRICS_HOST: "127.0.0.1", METRICS_PORT: "0" } : {}),
+    };
     const runWorkerEnv = (workerId: string): Record<string, string> => ({ ...busEnv, WORKER_ID: workerId, ...options.env?.runWorker });
 
     const nc = await connectNats(bus.natsUrl, "gateway-harness", silentLogger());
@@ -178,7 +197,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       const worker = await startRunWorker(loadWorkerConfig(runWorkerEnv(`harness-worker-${index}`)), {
         log: serviceLogger(`run-worker-${index}`, options.logs),
       });
-      const handle: WorkerHandle = { workerId: worker.workerId, runsTaken: () => worker.runsTaken(), stop: () => worker.stop() };
+      const handle: WorkerHandle = { workerId: worker.workerId, opsUrl: worker.opsUrl, runsTaken: () => worker.runsTaken(), stop: () => worker.stop() };
       workers.push(handle);
       cleanups.push(() => worker.stop());
       return handle;
@@ -192,6 +211,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     cleanups.push(() => adapter.stop());
 
     let edge: EdgeProxyHandle | undefined;
+    let edgeOpsUrl: string | undefined;
     const clients: FakeCursorClient[] = [];
     if (options.edgeProxy === true) {
       const proxy = await startEdgeProxy(
@@ -208,6 +228,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
         { log: serviceLogger("edge-proxy", options.logs) },
       );
       cleanups.push(() => proxy.stop());
+      edgeOpsUrl = proxy.opsUrl;
       edge = {
         url: proxy.url,
         caCertPem: proxy.caCertPem,
@@ -245,6 +266,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       configPath,
       workers,
       edge,
+      ops: { store: store.opsUrl, providerGateway: gateway.opsUrl, cursorAdapter: adapter.opsUrl, edgeProxy: edgeOpsUrl },
       client(clientOptions = {}) {
         const client = new FakeCursorClient({ transport: { baseUrl: adapter.url }, ...clientOptions });
         clients.push(client);

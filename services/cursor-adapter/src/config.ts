@@ -11,12 +11,15 @@ import {
   envMs,
   envPort,
   gatewayFileEnvSchema,
+  metricsConfigFrom,
+  metricsEnvSchema,
   parseEnv,
   readGatewayConfig,
   readTextFile,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
+  type MetricsConfig,
   type ModelConfig,
   type ReadTextFile,
 } from "@byok/platform";
@@ -25,9 +28,10 @@ import type { SessionTimeouts } from "./session/deps.ts";
 /** The repository's prompt assets (the run session reads prompt/cursor/...). */
 const REPO_PROMPT_DIR = fileURLToPath(new URL("../../../prompt", import.meta.url));
 
-const envSchema = commonEnvSchema.extend({
+export const envSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
+  ...metricsEnvSchema.shape,
   /** Address the HTTP listener binds to. */
   HOST: z.string().min(1).default("127.0.0.1"),
   /** Port of the HTTP listener (0 = any free port). */
@@ -60,6 +64,8 @@ export interface CursorAdapterConfig extends CommonConfig {
   readonly endGraceMs: number;
   readonly promptDir: string;
   readonly timeouts: SessionTimeouts;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): CursorAdapterConfig {
@@ -80,5 +86,6 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Cur
       kvGetMs: e.KV_GET_TIMEOUT_MS,
       runStatusCheckMs: e.RUN_STATUS_CHECK_MS,
     },
+    metrics: metricsConfigFrom(e),
   };
 }

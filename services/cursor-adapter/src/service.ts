@@ -5,9 +5,10 @@
  */
 import { join } from "node:path";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, ensureRunStreams, type Logger, type NatsConnection } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, ensureRunStreams, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
 import type { CursorAdapterConfig } from "./config.ts";
-import { startAdapterServer } from "./connect/http-server.ts";
+import { startAdapterServer, type AdapterServer } from "./connect/http-server.ts";
+import { createCursorAdapterMetrics } from "./metrics.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
 
@@ -20,12 +21,20 @@ export interface CursorAdapterOverrides {
 export interface CursorAdapter {
   url: string;
   port: number;
+  /** http://host:port of the ops listener (/metrics, /healthz); undefined without METRICS_PORT. */
+  opsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
 export async function startCursorAdapter(config: CursorAdapterConfig, overrides: CursorAdapterOverrides = {}): Promise<CursorAdapter> {
   const log = overrides.log ?? createLogger({ service: "cursor-adapter", level: config.logLevel, debugContent: config.logDebugContent });
   const { models } = config;
+  const registry = createMetricsRegistry("cursor-adapter", config.metrics);
+  let server: AdapterServer | undefined;
+  const metrics = createCursorAdapterMetrics(registry, {
+    activeRuns: () => server?.activeRuns() ?? 0,
+    openRunSseStreams: () => server?.openRunSseStreams() ?? 0,
+  });
 
   let nc: NatsConnection | undefined;
   let factory = overrides.sessionFactory;
@@ -45,10 +54,12 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       models,
       promptDir: join(config.promptDir, "cursor"),
       timeouts: config.timeouts,
+      metrics,
     });
   }
 
-  let server;
+  const connection = nc;
+  let ops;
   try {
     server = await startAdapterServer({
       host: config.host,
@@ -58,21 +69,27 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       heartbeatMs: config.heartbeatMs,
       runWaitMs: config.runWaitMs,
       endGraceMs: config.endGraceMs,
+      metrics,
       log,
     });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed() });
   } catch (err) {
+    await server?.stop();
     await nc?.close();
     throw err;
   }
 
-  const connection = nc;
+  const listening = server;
+  const opsServer = ops;
   return {
-    url: server.url,
-    port: server.port,
+    url: listening.url,
+    port: listening.port,
+    opsUrl: opsServer.url,
     stop: async () => {
-      await server.stop();
+      await listening.stop();
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (connection && !connection.isClosed()) await connection.drain();
+      await opsServer.stop();
     },
   };
 }

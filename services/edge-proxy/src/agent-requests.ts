@@ -17,9 +17,11 @@ function sendTo(route: RunRoute, req: IncomingMessage, res: ServerResponse, body
   const common = { body, connectTimeoutMs: deps.connectTimeoutMs, log: deps.log };
   switch (route) {
     case "local":
+      deps.metrics.request("byok");
       forwardStreaming(req, res, deps.adapter, { ...common, set: { [MEMBER_HEADER]: tunnel.memberId } });
       return;
     case "upstream":
+      deps.metrics.request("passthrough");
       forwardStreaming(req, res, deps.upstreamFor(tunnel), common);
       return;
     default: {

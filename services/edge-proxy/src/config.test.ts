@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "@byok/platform";
-import { loadCommandConfig, loadConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 
 const GATEWAY_FILE = JSON.stringify({
   providers: { main: { kind: "anthropic", baseUrl: "https://api.anthropic.com", apiKeyEnv: "ANTHROPIC_API_KEY" } },
@@ -84,13 +84,5 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEWAY_CONFIG: "/nonexistent/gateway.json" }, files("config/gateway.json"))).toThrow(
       /edge-proxy: cannot read gateway configuration \/nonexistent\/gateway.json/,
     );
-  });
-});
-
-describe("loadCommandConfig", () => {
-  it("needs no gateway configuration file (member commands run anywhere)", () => {
-    const config = loadCommandConfig({ GATEWAY_CONFIG: "/nonexistent/gateway.json", PROXY_PORT: "3128" });
-    expect(config).toMatchObject({ port: 3128, storeTimeoutMs: 10_000 });
-    expect(config).not.toHaveProperty("byokModelIds");
   });
 });

@@ -1,9 +1,8 @@
 /**
  * Edge proxy configuration: the environment (validated with zod) and, for the
  * proxy itself, the BYOK model ids of the team's gateway configuration file
- * (read through `readFile`, so tests need no file). The member commands
- * (setup, admin) need no gateway file: they take `loadCommandConfig(env)`.
- * Only main.ts passes `process.env` in.
+ * (read through `readFile`, so tests need no file). Only main.ts passes
+ * `process.env` in. (The member commands are the admin CLI's: services/admin.)
  */
 import { z } from "zod";
 import {
@@ -12,12 +11,15 @@ import {
   envMs,
   envPort,
   gatewayFileEnvSchema,
+  metricsConfigFrom,
+  metricsEnvSchema,
   parseEnv,
   readGatewayConfig,
   readTextFile,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
+  type MetricsConfig,
   type ReadTextFile,
 } from "@byok/platform";
 
@@ -35,9 +37,10 @@ const originSchema = z
     message: "must be an http(s) origin without path or query, e.g. https://api2.cursor.sh",
   });
 
-const edgeProxyEnvSchema = commonEnvSchema.extend({
+export const edgeProxyEnvSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
   ...storeCallerEnvSchema.shape,
+  ...metricsEnvSchema.shape,
   /** Address the proxy listens on (0.0.0.0: every interface, for members on the LAN). */
   PROXY_HOST: z.string().min(1).default("127.0.0.1"),
   /** Port the proxy listens on (0 = any free port). */
@@ -87,6 +90,8 @@ export interface EdgeProxyConfig extends CommonConfig {
   readonly connectTimeoutMs: number;
   readonly memberCacheMs: number;
   readonly storeTimeoutMs: number;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
 }
 
 /** The proxy's configuration: the environment plus the BYOK model ids of the gateway file. */
@@ -99,11 +104,6 @@ export interface EdgeProxyServiceConfig extends EdgeProxyConfig {
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): EdgeProxyServiceConfig {
   const e = parseEnv(edgeProxyEnvSchema, env, "edge-proxy");
   return { ...configOf(e), byokModelIds: readGatewayConfig(e.GATEWAY_CONFIG, readFile, "edge-proxy").models.map((m) => m.id) };
-}
-
-/** For the member commands (setup, admin): the environment only. */
-export function loadCommandConfig(env: Env): EdgeProxyConfig {
-  return configOf(parseEnv(edgeProxyEnvSchema, env, "edge-proxy"));
 }
 
 function configOf(e: z.infer<typeof edgeProxyEnvSchema>): EdgeProxyConfig {
@@ -122,5 +122,6 @@ function configOf(e: z.infer<typeof edgeProxyEnvSchema>): EdgeProxyConfig {
     connectTimeoutMs: e.CONNECT_TIMEOUT_MS,
     memberCacheMs: e.MEMBER_CACHE_MS,
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
+    metrics: metricsConfigFrom(e),
   };
 }

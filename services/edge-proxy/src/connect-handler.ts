@@ -9,6 +9,7 @@ import type { Logger } from "@byok/platform";
 import { isWithinDomains, normalizeHost } from "./ca.ts";
 import type { Interceptor } from "./intercept.ts";
 import type { MemberAuthenticator } from "./member-auth.ts";
+import type { EdgeProxyMetrics } from "./metrics.ts";
 import { openTunnel } from "./tunnel.ts";
 
 export const PROXY_REALM = "BYOK gateway";
@@ -34,6 +35,7 @@ export interface ConnectHandlerDeps {
   interceptor: Interceptor;
   interceptDomains: readonly string[];
   connectTimeoutMs: number;
+  metrics: EdgeProxyMetrics;
   log: Logger;
   /** Open client and tunnel sockets, closed on stop. */
   sockets: Set<Duplex>;
@@ -63,10 +65,12 @@ export function createConnectHandler(deps: ConnectHandlerDeps): (req: IncomingMe
         case "missing":
         case "rejected":
           deps.log.info({ host: authority.host, reason: auth.kind }, "proxy authentication failed");
+          deps.metrics.authFailed(auth.kind);
           refuse(socket, "407 Proxy Authentication Required", [`proxy-authenticate: Basic realm="${PROXY_REALM}"`], "a valid gateway key is required (proxy URL http://<name>:<key>@host:port)");
           return;
         case "unavailable":
           deps.log.error({ reason: auth.message }, "cannot verify gateway keys");
+          deps.metrics.authFailed("unavailable");
           refuse(socket, "503 Service Unavailable", [], "gateway key verification is unavailable");
           return;
         default: {

@@ -90,10 +90,13 @@ export class Interceptor {
       case "bidi_append":
         return handleBidiAppend(req, res, tunnel, deps);
       case "model_list":
+        deps.metrics.request("byok");
         return answerModelList(req, res, route, tunnel, deps);
       case "server_config":
+        deps.metrics.request("byok");
         return answerServerConfig(req, res, tunnel, deps);
       case "upstream":
+        deps.metrics.request("passthrough");
         forwardStreaming(req, res, deps.upstreamFor(tunnel), { connectTimeoutMs: deps.connectTimeoutMs, log: deps.log });
         return;
       default: {
@@ -109,6 +112,7 @@ export class Interceptor {
       socket.destroy();
       return;
     }
+    this.#deps.metrics.request("passthrough");
     forwardUpgrade(req, socket, head, this.#deps.upstreamFor(tunnel), { connectTimeoutMs: this.#deps.connectTimeoutMs, log: this.#deps.log });
   }
 }

@@ -1,5 +1,6 @@
 /** What request handlers on an intercepted connection work with. */
 import type { Logger } from "@byok/platform";
+import type { EdgeProxyMetrics } from "./metrics.ts";
 import type { RouteTable } from "./route-table.ts";
 import type { Origin } from "./upstream.ts";
 
@@ -20,6 +21,7 @@ export interface InterceptDeps {
   readonly routeWaitMs: number;
   readonly upstreamUnaryTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  readonly metrics: EdgeProxyMetrics;
   readonly log: Logger;
 }
 

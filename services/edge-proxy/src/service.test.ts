@@ -6,8 +6,9 @@
  * cross-service test (tests/edge-proxy.test.ts) uses the store.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import http from "node:http";
 import https from "node:https";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
@@ -371,5 +372,32 @@ describe("model lists and server config", () => {
     const denied = await request(alice, `${CURSOR}/aiserver.v1.AiService/GetServerConfig`, { headers: PROTO, body: Buffer.alloc(0) });
     expect(denied.status).toBe(401);
     expect(denied.body.toString()).toBe('{"code":"unauthenticated"}');
+  });
+});
+
+describe("plain HTTP on the proxy port", () => {
+  it("serves a health probe and the team CA certificate (the file members install), without a key", async () => {
+    const health = await fetch(`${proxy.url}/healthz`);
+    expect(health.status).toBe(200);
+    const ca = await fetch(`${proxy.url}/ca.crt`);
+    expect(ca.status).toBe(200);
+    expect(ca.headers.get("content-type")).toBe("application/x-pem-file");
+    const pem = await ca.text();
+    expect(pem).toBe(proxy.caCertPem);
+    expect(readFileSync(proxy.caCertFile, "utf8")).toBe(pem);
+    expect(new X509Certificate(pem).ca).toBe(true);
+  });
+
+  it("refuses other plain requests: 501 for a proxied http:// URL, 404 for anything else", async () => {
+    const forward = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port: proxy.port, path: "http://example.invalid/", method: "GET" }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(forward).toBe(501);
+    expect((await fetch(`${proxy.url}/nothing-here`)).status).toBe(404);
   });
 });

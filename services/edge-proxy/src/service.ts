@@ -6,18 +6,20 @@
 import http from "node:http";
 import https from "node:https";
 import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { rootCertificates } from "node:tls";
 import type { Duplex } from "node:stream";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, type Logger, type NatsConnection } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
-import { loadOrCreateCa } from "./ca.ts";
+import { CA_CERT_FILE, loadOrCreateCa } from "./ca.ts";
 import type { EdgeProxyServiceConfig } from "./config.ts";
 import { createConnectHandler } from "./connect-handler.ts";
 import { Interceptor } from "./intercept.ts";
 import { LeafCertificates } from "./leaf-certs.ts";
 import { MemberAuthenticator } from "./member-auth.ts";
 import { memberDirectory, type MemberDirectory } from "./member-store.ts";
+import { createEdgeProxyMetrics } from "./metrics.ts";
 import type { TunnelInfo } from "./proxy-context.ts";
 import { RouteTable } from "./route-table.ts";
 import type { Origin } from "./upstream.ts";
@@ -33,8 +35,12 @@ export interface EdgeProxy {
   readonly port: number;
   /** Proxy URL without credentials, e.g. http://127.0.0.1:8080. */
   readonly url: string;
-  /** The team CA certificate members install. */
+  /** The team CA certificate members install (also served at GET /ca.crt). */
   readonly caCertPem: string;
+  /** Absolute path of the team CA certificate file. */
+  readonly caCertFile: string;
+  /** http://host:port of the ops listener (/metrics, /healthz), never the proxy port; undefined without METRICS_PORT. */
+  readonly opsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -73,6 +79,8 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
   };
   const adapter: Origin = { url: config.adapterOrigin, agent: originAgent(config.adapterOrigin, undefined) };
 
+  const registry = createMetricsRegistry("edge-proxy", config.metrics);
+  const metrics = createEdgeProxyMetrics(registry);
   const routes = new RouteTable({ ttlMs: config.routeTtlMs });
   const interceptor = new Interceptor(
     {
@@ -83,6 +91,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
       routeWaitMs: config.routeWaitMs,
       upstreamUnaryTimeoutMs: config.upstreamUnaryTimeoutMs,
       connectTimeoutMs: config.connectTimeoutMs,
+      metrics,
       log,
     },
     new LeafCertificates(ca, config.interceptDomains),
@@ -105,6 +114,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
       interceptor,
       interceptDomains: config.interceptDomains,
       connectTimeoutMs: config.connectTimeoutMs,
+      metrics,
       log,
       sockets,
     }),
@@ -116,6 +126,15 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
       resolve();
     });
   });
+  let ops: OpsServer;
+  try {
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => nc === undefined || !nc.isClosed() });
+  } catch (err) {
+    server.close();
+    interceptor.close();
+    if (nc) await nc.close();
+    throw err;
+  }
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
@@ -125,6 +144,8 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
     port,
     url: `http://${hostForUrl}:${port}`,
     caCertPem: ca.certPem,
+    caCertFile: resolve(join(config.caDir, CA_CERT_FILE)),
+    opsUrl: ops.url,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -135,6 +156,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
       fixedUpstream?.agent.destroy();
       await closed;
       if (nc) await nc.close();
+      await ops.stop();
     },
   };
 }

@@ -9,17 +9,21 @@ import {
   commonEnvSchema,
   envMs,
   gatewayFileEnvSchema,
+  metricsConfigFrom,
+  metricsEnvSchema,
   parseEnv,
   readGatewayConfig,
   readTextFile,
   type CommonConfig,
   type Env,
+  type MetricsConfig,
   type ReadTextFile,
 } from "@byok/platform";
 import { buildRoutes, type RouteTable } from "./routes.ts";
 
-const providerGatewayEnvSchema = commonEnvSchema.extend({
+export const providerGatewayEnvSchema = commonEnvSchema.extend({
   ...gatewayFileEnvSchema.shape,
+  ...metricsEnvSchema.shape,
   /** Interval (ms) of keepalive frames while a call waits on its endpoint. */
   PROVIDER_KEEPALIVE_MS: envMs(5_000),
   /** Interval (ms) of caller liveness probes while a call runs (a gone caller's call is aborted). */
@@ -34,6 +38,8 @@ export interface ProviderGatewayConfig extends CommonConfig {
   readonly maxRetryAfterMs: number;
   /** One route per BYOK model of GATEWAY_CONFIG, with its provider's key (from the env variable the file names). */
   readonly routes: RouteTable;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): ProviderGatewayConfig {
@@ -45,5 +51,6 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Pro
     callerProbeMs: e.PROVIDER_CALLER_PROBE_MS,
     maxRetryAfterMs: e.PROVIDER_MAX_RETRY_AFTER_MS,
     routes: buildRoutes(file, env),
+    metrics: metricsConfigFrom(e),
   };
 }

@@ -24,11 +24,11 @@ import { isProviderCallId, ModelEventSchema, ModelFailureKind, ModelRequestSchem
 import type { Logger, NatsConnection } from "@byok/platform";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
-import type { CallMetrics } from "./accounting/call-metrics.ts";
 import { estimateRequestTokens } from "./accounting/estimate-tokens.ts";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { probeCaller } from "./caller-probe.ts";
 import type { ModelEventBody } from "./events.ts";
+import type { ModelCallObserver, ProviderGatewayMetrics } from "./metrics.ts";
 import { GATEWAY_SHUTDOWN, runModelCall, type ModelCallOptions } from "./model-call.ts";
 
 export interface InvokeServerOptions {
@@ -43,7 +43,8 @@ export interface InvokeServerOptions {
   readonly maxRetryAfterMs: number;
   readonly backoff?: ModelCallOptions["backoff"];
   readonly accounting: CallAccounting;
-  readonly metrics: CallMetrics;
+  /** The Prometheus series (metrics.ts); also the CallMetrics of this path. */
+  readonly metrics: ProviderGatewayMetrics;
 }
 
 export interface InvokeServer {
@@ -81,6 +82,7 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
 }
 
 async function handleCall(options: InvokeServerOptions, msg: Msg, controller: AbortController): Promise<void> {
+  const receivedAt = performance.now();
   const { nc, names } = options;
   const reply = msg.reply;
   if (reply === undefined || reply === "") {
@@ -91,6 +93,8 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   let seq = 0n;
   let terminal: ModelEventBody | undefined;
   let usageSeen: ModelEventBody | undefined;
+  /** Timings of the call (metrics.ts), from the moment its route is known. */
+  let observer: ModelCallObserver | undefined = undefined;
   const keepalive = setTimeout(function beat() {
     send({ case: "keepalive", value: {} });
   }, options.keepaliveMs);
@@ -106,6 +110,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
     if (event.case === "usage") usageSeen = event;
     try {
       nc.publish(reply, toBinary(ModelEventSchema, create(ModelEventSchema, { seq, event })));
+      observer?.published(event);
     } catch (error) {
       options.log.warn({ err: error }, "cannot publish a model event; abandoning the call");
       controller.abort();
@@ -129,6 +134,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
     return;
   }
 
+  observer = options.metrics.modelCall(adapter.route.id, receivedAt);
   // A call id that is not `<run_id>:<n>` (ids.ts) gets no cancel subject: such a caller cannot cancel.
   const callId = isProviderCallId(request.callId) ? request.callId : undefined;
   if (callId === undefined && request.callId !== "") log.warn("model call id is not <run_id>:<n>; the call cannot be cancelled");
@@ -141,7 +147,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   let ticket: AccountingTicket | undefined;
   options.metrics.callStarted(metric);
   try {
-    const admitted = await admit(options.accounting, request, adapter, send, log);
+    const admitted = await admit(options.accounting, request, adapter, send, log, options.metrics);
     if (admitted === undefined) return;
     ticket = admitted;
     log.info({ route: route.id, provider: route.providerId, kind: route.kind, messages: request.messages.length }, "model call started");
@@ -156,6 +162,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
         signal: controller.signal,
         log,
         maxRetryAfterMs: options.maxRetryAfterMs,
+        observer,
         ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
       },
     );
@@ -177,7 +184,14 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
 }
 
 /** Admission by the call accounting; on refusal the call's failure is sent and undefined returned. */
-async function admit(accounting: CallAccounting, request: ModelRequest, adapter: BoundAdapter, send: (event: ModelEventBody) => void, log: Logger): Promise<AccountingTicket | undefined> {
+async function admit(
+  accounting: CallAccounting,
+  request: ModelRequest,
+  adapter: BoundAdapter,
+  send: (event: ModelEventBody) => void,
+  log: Logger,
+  metrics: ProviderGatewayMetrics,
+): Promise<AccountingTicket | undefined> {
   const { route } = adapter;
   let decision;
   try {
@@ -201,6 +215,7 @@ async function admit(accounting: CallAccounting, request: ModelRequest, adapter:
       return decision.ticket;
     case "rejected":
       log.info({ limit: decision.limit, retry_after_ms: decision.retryAfterMs }, "model call over a limit");
+      metrics.recordLimitRejection(decision.limit);
       send({
         case: "failure",
         value: { kind: ModelFailureKind.OVER_LIMIT, message: decision.message, providerCode: decision.limit, retryAfterMs: decision.retryAfterMs ?? 0 },

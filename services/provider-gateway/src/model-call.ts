@@ -14,6 +14,7 @@ import type { Logger } from "@byok/platform";
 import type { Clock } from "@byok/platform/clock";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { ModelEventWriter, ProtocolViolation, type EmitModelEvent } from "./events.ts";
+import type { UpstreamObserver } from "./metrics.ts";
 import { DEFAULT_BACKOFF, openWithRetries, type RetryPolicy } from "./retry.ts";
 import { readSseEvents } from "./sse.ts";
 
@@ -28,6 +29,8 @@ export interface ModelCallOptions {
   readonly backoff?: Partial<Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">>;
   /** Times the waits before retries (default: the system clock). */
   readonly clock?: Clock;
+  /** Told when the upstream request goes out and when body chunks arrive (metrics.ts). */
+  readonly observer?: UpstreamObserver;
 }
 
 export async function runModelCall(adapter: BoundAdapter, request: ModelRequest, emit: EmitModelEvent, options: ModelCallOptions): Promise<void> {
@@ -51,7 +54,12 @@ export async function runModelCall(adapter: BoundAdapter, request: ModelRequest,
   };
 
   try {
-    const opened = await openWithRetries(prepared.send, adapter.toSendFailure, policy, upstream.signal, {
+    const observer = options.observer;
+    const send = (signal: AbortSignal): Promise<Response> => {
+      observer?.requestSent();
+      return prepared.send(signal);
+    };
+    const opened = await openWithRetries(send, adapter.toSendFailure, policy, upstream.signal, {
       clock: options.clock,
       onRetry: (attempt, failure, delayMs) =>
         options.log.warn({ attempt, failure_kind: ModelFailureKind[failure.kind], http_status: failure.httpStatus, delay_ms: delayMs }, "retrying model request before the first byte"),
@@ -93,7 +101,7 @@ export async function runModelCall(adapter: BoundAdapter, request: ModelRequest,
       }
     };
     try {
-      for await (const event of readSseEvents(body)) {
+      for await (const event of readSseEvents(body, observer && (() => observer.bodyChunk()))) {
         if (decode(() => decoder.onEvent(event)) === "end" || writer.finished) break;
       }
       if (!writer.finished) {

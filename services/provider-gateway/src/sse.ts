@@ -21,7 +21,8 @@ export interface SseEvent {
   readonly terminated: boolean;
 }
 
-export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
+/** `onChunk` is called as each chunk of the body arrives, before its events are parsed (metrics). */
+export async function* readSseEvents(body: ReadableStream<Uint8Array>, onChunk?: () => void): AsyncGenerator<SseEvent, void, undefined> {
   const decoder = new TextDecoder("utf-8");
   const builder = new EventBuilder();
   let buffer = "";
@@ -31,6 +32,7 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGen
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
+      onChunk?.();
       buffer += decoder.decode(value, { stream: true });
       let start = 0;
       for (let i = 0; i < buffer.length; i++) {

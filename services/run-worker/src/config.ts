@@ -8,11 +8,14 @@ import {
   envFlag,
   envInt,
   envMs,
+  metricsConfigFrom,
+  metricsEnvSchema,
   parseEnv,
   readTextFile,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
+  type MetricsConfig,
   type ReadTextFile,
 } from "@byok/platform";
 import type { CompactionConfig } from "./compaction.ts";
@@ -21,8 +24,9 @@ const REPO_COMPACTION_PROMPT_DIR = fileURLToPath(new URL("../../../prompt/compac
 /** The most output tokens a compaction summary may take. */
 export const SUMMARY_MAX_TOKENS_LIMIT = 4_096;
 
-const schema = commonEnvSchema.extend({
+export const schema = commonEnvSchema.extend({
   ...storeCallerEnvSchema.shape,
+  ...metricsEnvSchema.shape,
   /** Name of this worker in logs (default: host + pid + random suffix). */
   WORKER_ID: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional(),
   /** Runs one worker process executes at once. */
@@ -51,6 +55,8 @@ const schema = commonEnvSchema.extend({
   COMPACTION_SUMMARY_MAX_TOKENS: envInt(SUMMARY_MAX_TOKENS_LIMIT, { min: 256, max: SUMMARY_MAX_TOKENS_LIMIT }),
   /** Folder of the compaction prompt (system.md, request.md). */
   COMPACTION_PROMPT_DIR: z.string().min(1).default(REPO_COMPACTION_PROMPT_DIR),
+  /** With the ops listener on: how often (ms) the run consumer's info is read for the metrics (also read on each scrape). */
+  METRICS_CONSUMER_POLL_MS: envMs(15_000),
 });
 
 export interface RunWorkerConfig extends CommonConfig {
@@ -66,6 +72,9 @@ export interface RunWorkerConfig extends CommonConfig {
   readonly runFinishRetryMs: number;
   /** undefined when COMPACTION_ENABLED is off. */
   readonly compaction: CompactionConfig | undefined;
+  /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
+  readonly metrics: MetricsConfig;
+  readonly consumerPollMs: number;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): RunWorkerConfig {
@@ -93,6 +102,8 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Run
           prompt: { system: promptFile(parsed.COMPACTION_PROMPT_DIR, "system.md", readFile), request: promptFile(parsed.COMPACTION_PROMPT_DIR, "request.md", readFile) },
         }
       : undefined,
+    metrics: metricsConfigFrom(parsed),
+    consumerPollMs: parsed.METRICS_CONSUMER_POLL_MS,
   };
 }
 

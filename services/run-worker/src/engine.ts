@@ -43,6 +43,7 @@ import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
 import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
 import { contextBudget, estimateInputTokens, requestBytes, type ContextAnchor } from "./context-estimate.ts";
+import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
 import type { TokenCounter, TokenCounters } from "./token-count.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
@@ -61,6 +62,7 @@ export interface EngineDeps {
   readonly signal: AbortSignal;
   /** Liveness probe interval while the run waits for tool results. */
   readonly probeIntervalMs: number;
+  readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
   /** Token counting of this worker (calibrated ratios are shared by its runs). */
   readonly counters: TokenCounters;
@@ -70,7 +72,8 @@ export interface EngineDeps {
 
 type Step =
   | { readonly kind: "model_call" }
-  | { readonly kind: "tool_round"; readonly round: ToolRoundRecord }
+  /** `startedMs`: performance.now() when the round became durable (created) or this delivery found it open (taken_over). */
+  | { readonly kind: "tool_round"; readonly round: ToolRoundRecord; readonly start: ToolRoundStart; readonly startedMs: number }
   | { readonly kind: "final"; readonly assistant: Message; readonly revisionId: string };
 
 /** Ends the loop with an outcome decided inside it (client gone, client rejected a state). */
@@ -143,7 +146,7 @@ export class RunEngine {
             step = await this.#modelCall();
             break;
           case "tool_round":
-            step = await this.#toolRound(step.round);
+            step = await this.#toolRound(step);
             break;
           case "final":
             return await this.#final(step.assistant, step.revisionId);
@@ -167,7 +170,7 @@ export class RunEngine {
     const open = await this.#deps.store.getOpenToolRound(runId);
     if (open !== undefined) {
       this.#log.info({ round_id: open.roundId, results: open.results.length }, "continuing the open tool round");
-      return { kind: "tool_round", round: open };
+      return { kind: "tool_round", round: open, start: "taken_over", startedMs: performance.now() };
     }
     const action = this.#prepared.action;
     const pending = action.case === "resume" ? action.value.pendingAssistant : undefined;
@@ -180,7 +183,7 @@ export class RunEngine {
         assistant: pending,
         providerCallIndex: NO_PROVIDER_CALL,
       });
-      return { kind: "tool_round", round: created.round };
+      return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
     }
     if (this.#callIndex !== NO_PROVIDER_CALL) {
       const last = this.#history.at(-1);
@@ -256,7 +259,7 @@ export class RunEngine {
             providerCallIndex: index,
             ...measured,
           });
-          return { kind: "tool_round", round: created.round };
+          return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
         }
         default:
           return assertNever(outcome.stop);
@@ -329,7 +332,8 @@ export class RunEngine {
    * Nothing but the client bounds the wait for tool results, so the client is
    * probed meanwhile: once it is gone, the wait ends and the run is cancelled.
    */
-  async #toolRound(round: ToolRoundRecord): Promise<Step> {
+  async #toolRound(step: Extract<Step, { kind: "tool_round" }>): Promise<Step> {
+    const { round } = step;
     const waiting = new AbortController();
     const abortWaiting = (): void => waiting.abort();
     this.#deps.signal.addEventListener("abort", abortWaiting, { once: true });
@@ -358,6 +362,7 @@ export class RunEngine {
         },
         round,
       );
+      this.#deps.metrics.toolRoundSettled(step.start, step.startedMs);
       await this.#loadHistory(settled.revisionId);
       return { kind: "model_call" };
     } finally {

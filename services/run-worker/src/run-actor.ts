@@ -31,6 +31,7 @@ import type { CompactionConfig } from "./compaction.ts";
 import type { TokenCounters } from "./token-count.ts";
 import { clientGoneNow } from "./client-liveness.ts";
 import { RunEngine, RunInterrupted } from "./engine.ts";
+import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
@@ -50,6 +51,7 @@ export interface RunActorDeps {
   readonly probeIntervalMs: number;
   /** How long run.finish is retried while the store is unavailable. */
   readonly finishRetryMs: number;
+  readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
   readonly counters: TokenCounters;
   /** undefined = compaction off. */
@@ -187,7 +189,9 @@ export class RunActor {
         return "retry_later";
       }
       this.#log.error({ err }, "run.begin failed");
-      await client.terminal(terminalEvent(failed(FailureKind.STORE, err.message)));
+      const outcome = failed(FailureKind.STORE, err.message);
+      this.#deps.metrics.runEnded(outcome);
+      await client.terminal(terminalEvent(outcome));
       return "ack";
     }
     this.#log = this.#log.child({ begin_count: record.beginCount });
@@ -233,6 +237,7 @@ export class RunActor {
         commands,
         signal: this.#abort.signal,
         probeIntervalMs: this.#deps.probeIntervalMs,
+        metrics: this.#deps.metrics,
         log: this.#log,
         counters: this.#deps.counters,
         compaction: this.#deps.compaction,
@@ -341,6 +346,7 @@ export class RunActor {
         assertNever(result);
     }
     this.#log.info({ outcome: final.kind, ...(final.kind === "failed" ? { failure_kind: FailureKind[final.failure.kind], message: final.failure.message } : {}) }, "run ended");
+    this.#deps.metrics.runEnded(final);
     if (!terminalSent) await client.terminal(terminalEvent(final));
     return "ack";
   }

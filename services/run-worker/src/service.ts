@@ -7,8 +7,10 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { jetstream, type JsMsg } from "@nats-io/jetstream";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, type Logger } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type OpsServer } from "@byok/platform";
 import type { RunWorkerConfig } from "./config.ts";
+import { ConsumerStats } from "./consumer-stats.ts";
+import { createRunWorkerMetrics } from "./metrics.ts";
 import { busModelInvoker } from "./model-invocation.ts";
 import { RunActor } from "./run-actor.ts";
 import { startRunQueue } from "./run-queue.ts";
@@ -17,6 +19,8 @@ import { StoreClient } from "@byok/store-client";
 
 export interface RunWorker {
   readonly workerId: string;
+  /** http://host:port of the ops listener (/metrics, /healthz); undefined without METRICS_PORT. */
+  readonly opsUrl: string | undefined;
   /** Deliveries this worker has taken so far (each is one run attempt). */
   runsTaken(): number;
   /** Runs in progress on this worker. */
@@ -41,6 +45,24 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
   const nc = await connectNats(config.natsUrl, `run-worker ${workerId}`, log);
   const names = busNames(config.busPrefix);
   const js = jetstream(nc);
+  const active = new Set<RunActor>();
+  /** Bound on the scrape-time read of the consumer info (the last values stay otherwise). */
+  const scrapeReadBudgetMs = 2_000;
+  const registry = createMetricsRegistry("run-worker", config.metrics);
+  const consumerStats = new ConsumerStats({
+    nc,
+    stream: names.runsStream,
+    consumer: names.runWorkersConsumer,
+    intervalMs: config.consumerPollMs,
+    onReading: (reading) => metrics.consumerRead(reading),
+    log,
+  });
+  const metrics = createRunWorkerMetrics(registry, {
+    activeRuns: () => active.size,
+    stream: names.runsStream,
+    consumer: names.runWorkersConsumer,
+    refreshConsumer: () => consumerStats.refresh(scrapeReadBudgetMs),
+  });
   const actorDeps = {
     nc,
     js,
@@ -52,11 +74,11 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     maxDeliver: config.runMaxDeliver,
     probeIntervalMs: config.probeIntervalMs,
     finishRetryMs: config.runFinishRetryMs,
+    metrics,
     log,
     counters: new TokenCounters(),
     compaction: config.compaction,
   };
-  const active = new Set<RunActor>();
   const finished = new Set<Promise<void>>();
   let taken = 0;
 
@@ -73,7 +95,9 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
   };
 
   let queue;
+  let ops: OpsServer | undefined;
   try {
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed() });
     queue = await startRunQueue({
       nc,
       js,
@@ -85,14 +109,18 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
       onRun,
     });
   } catch (err) {
+    await ops?.stop();
     await nc.close();
     throw err;
   }
+  const opsServer = ops;
+  if (opsServer.url !== undefined) consumerStats.start();
   log.info({ max_concurrent_runs: config.maxConcurrentRuns }, "run worker taking runs");
 
   let stopping: Promise<void> | undefined;
   return {
     workerId,
+    opsUrl: opsServer.url,
     runsTaken: () => taken,
     activeRuns: () => active.size,
     stop() {
@@ -100,7 +128,9 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
         await queue.stopTaking();
         for (const actor of active) actor.stop({ kind: "shutdown" });
         await Promise.allSettled([...finished]);
+        consumerStats.stop();
         await nc.drain().catch(() => nc.close());
+        await opsServer.stop();
         log.info("run worker stopped");
       })();
       return stopping;

@@ -17,6 +17,7 @@ import {
 import { serveRequests, type Logger, type NatsConnection } from "@byok/platform";
 import type { Subscription } from "@nats-io/transport-node";
 import { DatabaseFailure } from "./database.ts";
+import type { StoreMetrics } from "./metrics.ts";
 import type { Handlers } from "./operations.ts";
 import type { Outcome } from "./outcome.ts";
 import { storeError } from "./wire.ts";
@@ -50,7 +51,7 @@ function internalErrorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export function serveStoreOperations(nc: NatsConnection, names: BusNames, handlers: Handlers, log: Logger): StoreBusServer {
+export function serveStoreOperations(nc: NatsConnection, names: BusNames, handlers: Handlers, log: Logger, metrics: StoreMetrics): StoreBusServer {
   const inFlight = new Set<Promise<unknown>>();
   const subscriptions: Subscription[] = [];
 
@@ -67,10 +68,18 @@ export function serveStoreOperations(nc: NatsConnection, names: BusNames, handle
       operation.request,
       operation.response,
       async (request) => {
+        const started = performance.now();
         const work = handler(request);
         inFlight.add(work);
         try {
-          const outcome = await work;
+          let outcome: Outcome<MessageInitShape<O>>;
+          try {
+            outcome = await work;
+          } catch (error) {
+            metrics.operationDone(operation.name, internalErrorKind(error) === StoreErrorKind.UNAVAILABLE ? "unavailable" : "internal", started);
+            throw error;
+          }
+          metrics.operationDone(operation.name, outcome.kind === "ok" ? "ok" : outcome.rejection.kind, started);
           if (outcome.kind === "ok") return outcome.value;
           opLog.info({ ...requestBindings(request), rejection: outcome.rejection.kind, reason: outcome.rejection.message }, "store request rejected");
           return errorResponse(storeError(outcome.rejection));

@@ -32,6 +32,23 @@ describe("KV channel", () => {
     expect(client.kv.pendingCount).toBe(0);
   });
 
+  it("reports how each request ended, for the round-trip metrics", async () => {
+    const ended: string[] = [];
+    const client = kvTestClient({ getTimeoutMs: 30, onRoundTrip: (op, outcome, sentAt) => ended.push(`${op}:${outcome}:${sentAt <= performance.now()}`) });
+    const set = client.kv.set(id, bytes);
+    client.ackSet(0);
+    await set;
+    await expect(client.kv.get(id)).rejects.toMatchObject({ kind: "timeout" });
+    const refused = client.kv.get(id);
+    client.answerGet(2, { error: "gone" });
+    await expect(refused).rejects.toMatchObject({ kind: "client_error" });
+    const pending = client.kv.set(id, bytes);
+    client.kv.close("run ended");
+    await expect(pending).rejects.toMatchObject({ kind: "closed" });
+    await Promise.resolve();
+    expect(ended).toEqual(["set:ok:true", "get:timeout:true", "get:client_error:true", "set:closed:true"]);
+  });
+
   it("fails a SET the client refuses or does not answer in time", async () => {
     vi.useFakeTimers();
     const client = kvTestClient({ setTimeoutMs: 30_000 });

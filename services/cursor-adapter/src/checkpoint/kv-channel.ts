@@ -11,6 +11,9 @@ import { blobKey, blobMatches } from "./blob-id.ts";
 
 export type KvErrorKind = "client_error" | "timeout" | "hash_mismatch" | "closed";
 
+/** How one KV request ended (metrics): answered, or the error kind it failed with. */
+export type KvRoundTripOutcome = "ok" | KvErrorKind;
+
 export class KvError extends Error {
   override readonly name = "KvError";
   readonly kind: KvErrorKind;
@@ -41,6 +44,8 @@ export interface KvChannelOptions {
   log: Logger;
   setTimeoutMs: number;
   getTimeoutMs: number;
+  /** Told how each request ended; `sentAt` is its performance.now() when sent. */
+  onRoundTrip?: (op: "set" | "get", outcome: KvRoundTripOutcome, sentAt: number) => void;
 }
 
 export class KvChannel {
@@ -55,7 +60,7 @@ export class KvChannel {
 
   /** SET a blob; resolves when the client acknowledged it. */
   set(blobId: Uint8Array, data: Uint8Array): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+    return this.#timed("set", (resolve: () => void, reject: (error: KvError) => void) => {
       if (this.#closed) return reject(this.#closed);
       const id = this.#nextId++;
       const timer = this.#deadline(id, this.#options.setTimeoutMs, "set");
@@ -66,7 +71,7 @@ export class KvChannel {
 
   /** GET a blob from the client; the bytes are checked against the id. */
   get(blobId: Uint8Array): Promise<Uint8Array> {
-    return new Promise<Uint8Array>((resolve, reject) => {
+    return this.#timed("get", (resolve: (data: Uint8Array) => void, reject: (error: KvError) => void) => {
       if (this.#closed) return reject(this.#closed);
       const id = this.#nextId++;
       const timer = this.#deadline(id, this.#options.getTimeoutMs, "get");
@@ -118,6 +123,20 @@ export class KvChannel {
 
   get pendingCount(): number {
     return this.#pending.size;
+  }
+
+  /** The request's promise; its end is reported to onRoundTrip. */
+  #timed<T>(op: "set" | "get", executor: (resolve: (value: T) => void, reject: (error: KvError) => void) => void): Promise<T> {
+    const request = new Promise<T>(executor);
+    const report = this.#options.onRoundTrip;
+    if (report !== undefined) {
+      const sentAt = performance.now();
+      request.then(
+        () => report(op, "ok", sentAt),
+        (error: unknown) => report(op, error instanceof KvError ? error.kind : "closed", sentAt),
+      );
+    }
+    return request;
   }
 
   #send(id: number, message: agent.KvServerMessage["message"]): void {

@@ -5,7 +5,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
 import { silentLogger } from "@byok/platform";
-import { KvChannel } from "./kv-channel.ts";
+import { KvChannel, type KvChannelOptions } from "./kv-channel.ts";
 
 export interface KvTestClient {
   kv: KvChannel;
@@ -18,7 +18,7 @@ export interface KvTestClient {
   ackAllSets(): number;
 }
 
-export function kvTestClient(timeouts: { setTimeoutMs?: number; getTimeoutMs?: number } = {}): KvTestClient {
+export function kvTestClient(timeouts: { setTimeoutMs?: number; getTimeoutMs?: number; onRoundTrip?: KvChannelOptions["onRoundTrip"] } = {}): KvTestClient {
   const frames: agent.AgentServerMessage[] = [];
   const answered = new Set<number>();
   const kv = new KvChannel({
@@ -26,6 +26,7 @@ export function kvTestClient(timeouts: { setTimeoutMs?: number; getTimeoutMs?: n
     log: silentLogger(),
     setTimeoutMs: timeouts.setTimeoutMs ?? 5_000,
     getTimeoutMs: timeouts.getTimeoutMs ?? 5_000,
+    ...(timeouts.onRoundTrip === undefined ? {} : { onRoundTrip: timeouts.onRoundTrip }),
   });
   const openRequests = () =>
     frames

@@ -8,6 +8,7 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import type { Logger, ModelConfig } from "@byok/platform";
+import type { CursorAdapterMetrics } from "../metrics.ts";
 import { RunRegistry } from "../transport/run-registry.ts";
 import type { RunSessionFactory } from "../transport/session-port.ts";
 import { registerRoutes } from "./routes.ts";
@@ -28,12 +29,17 @@ export interface AdapterServerOptions {
   heartbeatMs: number;
   runWaitMs: number;
   endGraceMs: number;
+  metrics: CursorAdapterMetrics;
   log: Logger;
 }
 
 export interface AdapterServer {
   url: string;
   port: number;
+  /** Runs with an open session and stream (metrics). */
+  activeRuns(): number;
+  /** RunSSE connections attached now (metrics). */
+  openRunSseStreams(): number;
   /** Ends every run (clients see `unavailable`) and closes the listener. */
   stop(): Promise<void>;
 }
@@ -47,7 +53,7 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
     endGraceMs: options.endGraceMs,
   });
   const handler = connectNodeAdapter({
-    routes: (router) => registerRoutes(router, { registry, models: options.models, heartbeatMs: options.heartbeatMs, log }),
+    routes: (router) => registerRoutes(router, { registry, models: options.models, heartbeatMs: options.heartbeatMs, metrics: options.metrics, log }),
     readMaxBytes: MAX_REQUEST_BYTES,
     fallback: answerOutsideConnect,
   });
@@ -73,6 +79,8 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
   return {
     url: `http://${host}:${port}`,
     port,
+    activeRuns: () => registry.activeRuns(),
+    openRunSseStreams: () => registry.attachedReaders(),
     stop: () => {
       stopped ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

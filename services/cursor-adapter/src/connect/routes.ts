@@ -12,6 +12,7 @@ import {
   defaultModelResponse,
   usableModelsResponse,
 } from "../models/model-catalog.ts";
+import type { CursorAdapterMetrics } from "../metrics.ts";
 import type { RunRegistry } from "../transport/run-registry.ts";
 import { createBidiAppendHandler } from "./bidi-append-handler.ts";
 import { createRunSseHandler } from "./run-sse-handler.ts";
@@ -21,6 +22,7 @@ export interface RouteDeps {
   registry: RunRegistry;
   models: readonly ModelConfig[];
   heartbeatMs: number;
+  metrics: CursorAdapterMetrics;
   log: Logger;
 }
 

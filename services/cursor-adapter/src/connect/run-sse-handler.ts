@@ -9,6 +9,7 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
+import type { CursorAdapterMetrics } from "../metrics.ts";
 import type { DetachReason, RunRegistry } from "../transport/run-registry.ts";
 import { connectError } from "./connect-errors.ts";
 import { memberIdOf } from "./request-identity.ts";
@@ -16,6 +17,7 @@ import { memberIdOf } from "./request-identity.ts";
 export interface RunSseDeps {
   registry: RunRegistry;
   heartbeatMs: number;
+  metrics: CursorAdapterMetrics;
   log: Logger;
 }
 
@@ -62,6 +64,7 @@ export function createRunSseHandler(deps: RunSseDeps) {
       }
     } finally {
       attached.detach(reason);
+      deps.metrics.runSseEnded(reason);
     }
   };
 }

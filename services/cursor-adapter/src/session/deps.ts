@@ -4,6 +4,7 @@
  */
 import type { BusNames } from "@byok/contracts";
 import type { Logger, ModelConfig, NatsConnection } from "@byok/platform";
+import type { CursorAdapterMetrics } from "../metrics.ts";
 
 export interface SessionTimeouts {
   /** Per store request (history.import, blob.get, blob.put, run.get). */
@@ -31,4 +32,5 @@ export interface SessionDeps {
   /** Directory holding the Cursor prompt assets (prompt/cursor in the repo). */
   promptDir: string;
   timeouts: SessionTimeouts;
+  metrics: CursorAdapterMetrics;
 }

@@ -86,7 +86,13 @@ class CursorRunSession implements RunSession {
     const { deps } = services;
     this.#log = deps.log.child({ run_id: runId, request_id: context.requestId, conversation_id: context.runRequest.conversationId ?? "" });
     const send = (message: agent.AgentServerMessage) => context.stream.send(message);
-    this.#kv = new KvChannel({ send, log: this.#log, setTimeoutMs: deps.timeouts.blobAckMs, getTimeoutMs: deps.timeouts.kvGetMs });
+    this.#kv = new KvChannel({
+      send,
+      log: this.#log,
+      setTimeoutMs: deps.timeouts.blobAckMs,
+      getTimeoutMs: deps.timeouts.kvGetMs,
+      onRoundTrip: (op, outcome, sentAt) => deps.metrics.kvRoundTrip(op, outcome, sentAt),
+    });
     this.#blobs = new ClientBlobs(this.#kv);
     this.#frames = new EventFrames({
       send,

@@ -26,10 +26,11 @@ import {
   PreparedRunSchema,
 } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
-import { busRequest, ensureRunStreams, parseGatewayConfig, silentLogger, type ModelConfig } from "@byok/platform";
+import { busRequest, ensureRunStreams, parseGatewayConfig, Registry, silentLogger, type ModelConfig } from "@byok/platform";
 import { loadConfig as loadStoreConfig, startStore, type RunningStore } from "@byok/store";
 import { createTestBus, createTestDatabase, waitFor } from "@byok/test-support/infra";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
+import { createCursorAdapterMetrics } from "../metrics.ts";
 import type { EndOutcome, RunSession, RunSessionFactory, ServerStream } from "../transport/session-port.ts";
 import type { SessionTimeouts } from "./deps.ts";
 import { createRunSessionFactory } from "./factory.ts";
@@ -178,6 +179,7 @@ export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {})
     models: TEST_MODELS,
     promptDir: PROMPT_DIR,
     timeouts: { storeMs: 5_000, publishDeadlineMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000, runStatusCheckMs: 30_000, ...timeouts },
+    metrics: createCursorAdapterMetrics(new Registry(), { activeRuns: () => 0, openRunSseStreams: () => 0 }),
   });
   const taken = new Map<string, PreparedRun>();
 

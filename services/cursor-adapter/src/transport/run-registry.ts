@@ -84,6 +84,20 @@ export class RunRegistry {
     return this.slots.size;
   }
 
+  /** Runs with an open session whose stream has not ended (metrics; walks the slots). */
+  activeRuns(): number {
+    let count = 0;
+    for (const slot of this.slots.values()) if (slot.phase.kind === "open" && !slot.stream.ended) count += 1;
+    return count;
+  }
+
+  /** RunSSE readers attached now (metrics; walks the slots). */
+  attachedReaders(): number {
+    let count = 0;
+    for (const slot of this.slots.values()) if (slot.reader === "attached") count += 1;
+    return count;
+  }
+
   async append(input: AppendInput): Promise<AppendOutcome> {
     const { message, seqno } = input;
     const first = seqno === 0;

@@ -4,7 +4,8 @@
  * Timers default to a minute (nothing fires unless a test shortens it).
  */
 import type { ModelConfig } from "@byok/platform";
-import { silentLogger } from "@byok/platform";
+import { Registry, silentLogger } from "@byok/platform";
+import { createCursorAdapterMetrics } from "../../metrics.ts";
 import { startAdapterServer, type AdapterServer } from "../http-server.ts";
 import { StubSessionFactory } from "./stub-session-factory.ts";
 
@@ -24,6 +25,7 @@ export async function startStubAdapterServer(options: StubAdapterServerOptions =
     heartbeatMs: options.heartbeatMs ?? 60_000,
     runWaitMs: options.runWaitMs ?? 60_000,
     endGraceMs: 60_000,
+    metrics: createCursorAdapterMetrics(new Registry(), { activeRuns: () => 0, openRunSseStreams: () => 0 }),
     log: silentLogger(),
   });
   return { server, factory };

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
+import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
 import { StoreFailure, type UsageFilter } from "@byok/store-client";
-import type { MemberStoreClient } from "../member-store.ts";
-import { runAdminCommand } from "./admin.ts";
+import type { MemberAdmin } from "./member-admin.ts";
 
 /**
  * In-memory stand-in for the store's member operations (the real ones are exercised in
- * tests/edge-proxy.test.ts and tests/admin-usage.test.ts). `usage` serves `usageRows`
- * filtered by member, and records each filter it was asked for.
+ * tests/admin-cli.test.ts, tests/edge-proxy.test.ts and tests/admin-usage.test.ts).
+ * `memberUsage` serves `usageRows` filtered by member, and records each filter it was asked for.
  */
-function memoryMembers(usageRows: MemberUsage[] = []): MemberStoreClient & { usageFilters: UsageFilter[] } {
+function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilters: UsageFilter[] } {
   const members = new Map<string, MemberRecord>();
   const usageFilters: UsageFilter[] = [];
   return {
@@ -40,10 +40,14 @@ function memoryMembers(usageRows: MemberUsage[] = []): MemberStoreClient & { usa
   };
 }
 
-async function run(client: MemberStoreClient, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+const WHERE = "nats://127.0.0.1:42229 (bus prefix byok, from test)";
+
+async function run(client: MemberAdmin, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await runAdminCommand(args, client, { out: (t) => (out += t), err: (t) => (err += t) });
+  const parsed = parseAdminArgs(args);
+  if (parsed.kind !== "command") return { code: 2, out, err: `usage: ${parsed.kind === "invalid" ? parsed.message : "help"}` };
+  const code = await runAdminCommand(parsed.command, client, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: WHERE });
   return { code, out, err };
 }
 
@@ -59,7 +63,24 @@ describe("admin command", () => {
     expect((await run(client, "list", "--all")).out).toContain("m1\talice");
     const missing = await run(client, "revoke", "m9");
     expect(missing.code).toBe(1);
-    expect(missing.err).toBe("not found: no member m9\n");
+    expect(missing.err).toBe(`admin: not found at ${WHERE}: no member m9\n`);
+  });
+
+  it("prints JSON with --json, also for a failure", async () => {
+    const client = memoryMembers();
+    const created = JSON.parse((await run(client, "create", "alice", "--json")).out) as unknown;
+    expect(created).toEqual({ member: { memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }, key: "key-m1" });
+    expect(JSON.parse((await run(client, "list", "--json")).out)).toEqual({ members: [{ memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }] });
+    const missing = await run(client, "revoke", "m9", "--json");
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.out)).toMatchObject({ error: { kind: "not_found" } });
+  });
+
+  it("names the gateway address when the store does not answer", async () => {
+    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new StoreFailure("unavailable", "member.list", "no_responders: no store is listening")) };
+    const r = await run(client, "list");
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`admin: the gateway's store did not answer at ${WHERE}: no_responders: no store is listening\n`);
   });
 
   it("prints usage for anything else", async () => {
@@ -126,7 +147,7 @@ describe("admin command", () => {
       expect((await run(memoryMembers(), "usage")).out).toBe("no runs\n");
       const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
       expect(rejected.code).toBe(1);
-      expect(rejected.err).toBe("failed: store member.usage: invalid: since is not an RFC 3339 timestamp\n");
+      expect(rejected.err).toBe(`admin: failed at ${WHERE}: store member.usage: invalid: since is not an RFC 3339 timestamp\n`);
     });
   });
 });

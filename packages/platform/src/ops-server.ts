@@ -1,0 +1,78 @@
+/**
+ * The ops listener of a service: `GET /metrics` (the service's registry in the
+ * Prometheus text format) and `GET /healthz` (200 "ok", or 503 when the
+ * service's health check says so). It is its own HTTP server on
+ * METRICS_HOST:METRICS_PORT, separate from any port that faces members or
+ * clients, so metrics never leave the operators' network by accident.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { MetricsConfig } from "./metrics.ts";
+
+export interface OpsServerOptions {
+  readonly config: MetricsConfig;
+  readonly registry: Registry;
+  readonly log: Logger;
+  /** false: /healthz answers 503 (default: always healthy while the process serves). */
+  readonly healthy?: () => boolean;
+}
+
+export interface OpsServer {
+  /** http://host:port of the listener; undefined when METRICS_PORT is unset. */
+  readonly url: string | undefined;
+  stop(): Promise<void>;
+}
+
+const OFF: OpsServer = { url: undefined, stop: () => Promise.resolve() };
+
+/** Starts the listener (a bind error rejects); with METRICS_PORT unset it starts nothing. */
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+  const { config, registry, log } = options;
+  if (config.port === undefined) return OFF;
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("method not allowed\n");
+      return;
+    }
+    if (path === "/healthz") {
+      const ok = options.healthy?.() ?? true;
+      res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "unhealthy\n");
+      return;
+    }
+    if (path !== "/metrics") {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
+      (err: unknown) => {
+        log.error({ err }, "collecting metrics failed");
+        res.writeHead(500, { "content-type": "text/plain" }).end("collecting metrics failed\n");
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  log.info({ host: config.host, port }, "ops listener (metrics, health) listening");
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return stopped;
+    },
+  };
+}
