@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
-import { planCompaction, summaryMessage } from "./compaction-plan.ts";
+import { planCompaction, summaryMessage, summaryTextOf } from "./compaction-plan.ts";
 import { byteRatioCounter } from "./token-count.ts";
 
 const counter = byteRatioCounter(1); // one token per byte: sizes below are exact
@@ -68,6 +68,6 @@ describe("planCompaction", () => {
     const m = summaryMessage(" done things ", "rev-9");
     expect(m.body.case === "user" && m.body.value.origin).toBe(UserOrigin.SUMMARY);
     expect(m.body.case === "user" && m.body.value.clientId).toBe("summary:rev-9");
-    expect(JSON.stringify(m)).toContain("done things");
+    expect(summaryTextOf(m)).toBe("done things");
   });
 });

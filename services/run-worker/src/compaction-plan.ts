@@ -196,10 +196,19 @@ function sum(values: readonly number[], indices: readonly number[]): number {
   return indices.reduce((total, i) => total + (values[i] as number), 0);
 }
 
+const SUMMARY_OPEN = "<conversation_summary>\nThe earlier part of this conversation was replaced by this summary.\n\n";
+const SUMMARY_CLOSE = "\n</conversation_summary>";
+
 /** The summary message that opens a compacted history. */
 export function summaryMessage(summary: string, sourceRevisionId: string): Message {
-  const text = `<conversation_summary>\nThe earlier part of this conversation was replaced by this summary.\n\n${summary.trim()}\n</conversation_summary>`;
+  const text = `${SUMMARY_OPEN}${summary.trim()}${SUMMARY_CLOSE}`;
   return create(MessageSchema, {
     body: { case: "user", value: { clientId: `summary:${sourceRevisionId}`, origin: UserOrigin.SUMMARY, content: [{ part: { case: "text", value: { text } } }] } },
   });
+}
+
+/** The summary a summary message carries (its text without the wrapping). */
+export function summaryTextOf(message: Message | undefined): string {
+  const text = message?.body.case === "user" ? message.body.value.content.map((p) => (p.part.case === "text" ? p.part.value.text : "")).join("") : "";
+  return text.startsWith(SUMMARY_OPEN) && text.endsWith(SUMMARY_CLOSE) ? text.slice(SUMMARY_OPEN.length, -SUMMARY_CLOSE.length) : text;
 }

@@ -24,7 +24,7 @@ import {
 import type { Logger } from "@byok/platform";
 import type { StoreClient } from "@byok/store-client";
 import type { ClientChannel } from "./client-channel.ts";
-import { planCompaction, summaryMessage, type CompactionSettings } from "./compaction-plan.ts";
+import { planCompaction, summaryMessage, summaryTextOf, type CompactionSettings } from "./compaction-plan.ts";
 import { messagesTokens, promptTokens, type ContextBudget } from "./context-estimate.ts";
 import type { CycleFailure } from "./model-cycle.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
@@ -140,11 +140,9 @@ export async function compact(deps: CompactionDeps, input: CompactionInput): Pro
 
 /** The COMPACTED commit again, for a new owner that finds the run's head is a compaction the client may not have seen. */
 export function repeatedCompactionCommit(revisionId: string, sourceRevisionId: string, summarizedCount: number, history: readonly Message[]): StateCommittedInit {
-  const first = history[0];
-  const text = first?.body.case === "user" ? first.body.value.content.map((p) => (p.part.case === "text" ? p.part.value.text : "")).join("") : "";
   return {
     cause: CommitCause.COMPACTED,
     revisionId,
-    compaction: { sourceRevisionId, summary: text, history: [...history], summarizedCount, reason: CompactionReason.UNSPECIFIED },
+    compaction: { sourceRevisionId, summary: summaryTextOf(history[0]), history: [...history], summarizedCount, reason: CompactionReason.UNSPECIFIED },
   };
 }

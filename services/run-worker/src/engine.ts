@@ -45,7 +45,10 @@ import { compact, repeatedCompactionCommit, type CompactionConfig } from "./comp
 import { contextBudget, estimateInputTokens, requestBytes, type ContextAnchor } from "./context-estimate.ts";
 import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
-import type { TokenCounter, TokenCounters } from "./token-count.ts";
+import { byteRatioCounter, type TokenCounter, type TokenCounters } from "./token-count.ts";
+
+/** An upper bound of BPE counts (every token is at least one byte). */
+const ONE_TOKEN_PER_BYTE = byteRatioCounter(1);
 import type { ModelInvoker } from "./model-invocation.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
 import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
@@ -208,8 +211,7 @@ export class RunEngine {
   async #modelCall(): Promise<Step> {
     const { store, invoker, client, signal } = this.#deps;
     const runId = this.#runId;
-    const counter = await this.#counter();
-    await this.#fitBudget(counter);
+    await this.#fitBudget();
     let overflowCompacted = false;
     for (;;) {
       const index = nextProviderCallIndex(this.#callIndex);
@@ -229,7 +231,7 @@ export class RunEngine {
             if (overflowCompacted) throw new RunStop(failed(FailureKind.PROVIDER, `context overflow after compaction: ${outcome.failure.message}`, { modelFailureKind: ModelFailureKind.CONTEXT_OVERFLOW }));
             overflowCompacted = true;
             // The endpoint counted more than the estimate: compact whatever the estimate says, then retry once.
-            if (await this.#compact(CompactionReason.OVERFLOW, counter)) continue;
+            if (await this.#compact(CompactionReason.OVERFLOW, await this.#counter())) continue;
           }
           throw new RunStop(cycleFailed(outcome.failure));
         case "completed":
@@ -240,7 +242,7 @@ export class RunEngine {
       this.#usages.push(outcome.usage);
       this.#lastUsage = outcome.usage;
       const inputTokens = outcome.usage?.inputTokens;
-      if (inputTokens !== undefined) this.#measured(counter, inputTokens);
+      if (inputTokens !== undefined) this.#measured(inputTokens);
       log.info({ stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
       const measured = inputTokens === undefined ? {} : { requestInputTokens: inputTokens };
       switch (outcome.stop) {
@@ -271,11 +273,17 @@ export class RunEngine {
     return this.#deps.counters.counterFor(this.#model.model?.modelId ?? "", this.#model.model?.tokenizer ?? "");
   }
 
-  /** Compacts first when the next call's estimate is over the budget. */
-  async #fitBudget(counter: TokenCounter): Promise<void> {
+  /**
+   * Compacts first when the next call's estimate is over the budget. A BPE
+   * token is at least one byte, so when even one token per byte fits, the
+   * history fits and the tokenizer is not needed (nor loaded).
+   */
+  async #fitBudget(): Promise<void> {
     const config = this.#deps.compaction;
     const budget = contextBudget(this.#model.model?.contextWindow, config?.reservePercent ?? 0);
     if (config === undefined || budget === undefined) return;
+    if (estimateInputTokens(ONE_TOKEN_PER_BYTE, this.#model.prompt, this.#history, this.#anchor) <= budget.budget) return;
+    const counter = await this.#counter();
     const estimate = estimateInputTokens(counter, this.#model.prompt, this.#history, this.#anchor);
     if (estimate <= budget.budget) return;
     this.#log.info({ estimate, budget: budget.budget, window: budget.window, anchored: this.#anchor !== undefined }, "context estimate over the budget");
@@ -323,9 +331,10 @@ export class RunEngine {
   }
 
   /** The provider's count of the request just made: the in-run anchor, and a calibration of the ratio counter. */
-  #measured(counter: TokenCounter, inputTokens: bigint): void {
+  #measured(inputTokens: bigint): void {
     this.#anchor = { messageCount: this.#history.length, inputTokens: Number(inputTokens) };
-    if (counter.name === "bytes") this.#deps.counters.calibrate(this.#model.model?.modelId ?? "", requestBytes(this.#model.prompt, this.#history), Number(inputTokens));
+    const tokenizer = this.#model.model?.tokenizer ?? "";
+    if (tokenizer !== "o200k_base" && tokenizer !== "cl100k_base") this.#deps.counters.calibrate(this.#model.model?.modelId ?? "", requestBytes(this.#model.prompt, this.#history), Number(inputTokens));
   }
 
   /**
