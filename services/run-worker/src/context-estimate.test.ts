@@ -35,8 +35,16 @@ describe("context budget and estimate", () => {
   });
 
   it("counts OpenAI models with their BPE encoding", async () => {
-    const counter = await new TokenCounters().counterFor("gpt", "o200k_base");
-    expect(counter.name).toBe("o200k_base");
-    expect(counter.count("hello world")).toBe(2);
+    const counters = new TokenCounters();
+    try {
+      const counter = await counters.counterFor("gpt", "o200k_base", ["hello world", "hello world hello world"]);
+      expect(counter.name).toBe("o200k_base");
+      expect(counter.count("hello world")).toBe(2);
+      expect(counter.count("hello world hello world")).toBe(4);
+      // A text outside the batch: estimated from the batch's bytes per token.
+      expect(counter.count("x".repeat(34))).toBe(6);
+    } finally {
+      await counters.close();
+    }
   }, 30_000);
 });

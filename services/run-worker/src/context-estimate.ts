@@ -75,17 +75,23 @@ export function messagesTokens(counter: TokenCounter, messages: readonly Message
   return total;
 }
 
+/** The texts of a prompt spec as counted: the system text, then one per tool. */
+export function promptTexts(prompt: PromptSpec | undefined): string[] {
+  if (prompt === undefined) return [];
+  return [prompt.systemText, ...prompt.tools.map((tool) => `${tool.name} ${tool.description} ${tool.parametersJson}`)];
+}
+
 export function promptTokens(counter: TokenCounter, prompt: PromptSpec | undefined): number {
-  if (prompt === undefined) return 0;
-  let total = counter.count(prompt.systemText);
-  for (const tool of prompt.tools) total += PER_MESSAGE_TOKENS + counter.count(`${tool.name} ${tool.description} ${tool.parametersJson}`);
+  const [system, ...tools] = promptTexts(prompt);
+  let total = system === undefined ? 0 : counter.count(system);
+  for (const tool of tools) total += PER_MESSAGE_TOKENS + counter.count(tool);
   return total;
 }
 
 /** UTF-8 bytes of what the counter would count for a request (ratio calibration). */
 export function requestBytes(prompt: PromptSpec | undefined, messages: readonly Message[]): number {
-  let bytes = Buffer.byteLength(prompt?.systemText ?? "", "utf8");
-  for (const tool of prompt?.tools ?? []) bytes += Buffer.byteLength(`${tool.name} ${tool.description} ${tool.parametersJson}`, "utf8");
+  let bytes = 0;
+  for (const text of promptTexts(prompt)) bytes += Buffer.byteLength(text, "utf8");
   for (const message of messages) bytes += Buffer.byteLength(messageText(message), "utf8");
   return bytes;
 }

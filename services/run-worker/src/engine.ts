@@ -42,7 +42,7 @@ import type { Logger } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
 import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
-import { contextBudget, estimateInputTokens, requestBytes, type ContextAnchor } from "./context-estimate.ts";
+import { contextBudget, estimateInputTokens, messageText, promptTexts, requestBytes, type ContextAnchor } from "./context-estimate.ts";
 import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
 import { byteRatioCounter, type TokenCounter, type TokenCounters } from "./token-count.ts";
@@ -269,8 +269,12 @@ export class RunEngine {
     }
   }
 
+  /** A counter for this history (its texts counted in one batch for BPE models). */
   async #counter(): Promise<TokenCounter> {
-    return this.#deps.counters.counterFor(this.#model.model?.modelId ?? "", this.#model.model?.tokenizer ?? "");
+    const texts = [...promptTexts(this.#model.prompt), ...this.#history.map(messageText)];
+    const prompt = this.#deps.compaction?.prompt;
+    if (prompt !== undefined) texts.push(prompt.system, prompt.request);
+    return this.#deps.counters.counterFor(this.#model.model?.modelId ?? "", this.#model.model?.tokenizer ?? "", texts);
   }
 
   /**

@@ -63,6 +63,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     consumer: names.runWorkersConsumer,
     refreshConsumer: () => consumerStats.refresh(scrapeReadBudgetMs),
   });
+  const counters = new TokenCounters();
   const actorDeps = {
     nc,
     js,
@@ -76,7 +77,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     finishRetryMs: config.runFinishRetryMs,
     metrics,
     log,
-    counters: new TokenCounters(),
+    counters,
     compaction: config.compaction,
   };
   const finished = new Set<Promise<void>>();
@@ -131,6 +132,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
         consumerStats.stop();
         await nc.drain().catch(() => nc.close());
         await opsServer.stop();
+        await counters.close();
         log.info("run worker stopped");
       })();
       return stopping;
