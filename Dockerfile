@@ -19,8 +19,12 @@ COPY packages/cursor-protocol/package.json packages/cursor-protocol/
 COPY packages/model-stream/package.json packages/model-stream/
 COPY packages/platform/package.json packages/platform/
 COPY packages/store-client/package.json packages/store-client/
+COPY packages/run-client/package.json packages/run-client/
+COPY packages/resumable-link/package.json packages/resumable-link/
+COPY packages/acp-bridge/package.json packages/acp-bridge/
 COPY packages/local-infra/package.json packages/local-infra/
 COPY packages/test-support/package.json packages/test-support/
+COPY services/acp-adapter/package.json services/acp-adapter/
 COPY services/admin/package.json services/admin/
 COPY services/cursor-adapter/package.json services/cursor-adapter/
 COPY services/edge-proxy/package.json services/edge-proxy/
@@ -31,8 +35,8 @@ COPY tests/package.json tests/
 
 # Runtime dependencies of the packages and services only (not the test workspace).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-      -w packages/contracts -w packages/cursor-protocol -w packages/model-stream -w packages/platform -w packages/store-client \
-      -w services/admin -w services/cursor-adapter -w services/edge-proxy -w services/provider-gateway \
+      -w packages/contracts -w packages/cursor-protocol -w packages/model-stream -w packages/platform -w packages/store-client -w packages/run-client -w packages/resumable-link \
+      -w services/acp-adapter -w services/admin -w services/cursor-adapter -w services/edge-proxy -w services/provider-gateway \
       -w services/run-worker -w services/store \
  && npm cache clean --force
 

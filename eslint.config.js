@@ -1,9 +1,9 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const SERVICES = ["admin", "cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
-/** Services that never learn a client protocol. */
-const CURSOR_FREE = new Set(["run-worker", "provider-gateway", "store"]);
+const SERVICES = ["acp-adapter", "admin", "cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"];
+/** Services that never learn the Cursor protocol (the run worker, provider gateway and store learn no client protocol at all). */
+const CURSOR_FREE = new Set(["acp-adapter", "run-worker", "provider-gateway", "store"]);
 /** Test code inside services and packages: it may start another service through its entry module (e.g. a real store). */
 const TEST_CODE = ["**/*.test.ts", "**/test-harness.ts", "**/testing/**", "**/test-support/**"];
 
@@ -11,6 +11,18 @@ const cursorProtocol = {
   group: ["@byok/cursor-protocol", "@byok/cursor-protocol/*"],
   message: "Cursor wire types stay in the cursor adapter and edge proxy.",
 };
+
+/**
+ * The Agent Client Protocol SDK: only the ACP adapter's ACP types module imports it (and the end-to-end tests that
+ * play the editor, tests/acp-*.ts). Every other file of the repository gets this pattern; tests/acp-boundary.test.ts
+ * checks the same for package manifests and source text.
+ */
+const acpSdk = {
+  group: ["@agentclientprotocol/sdk", "@agentclientprotocol/sdk/*"],
+  message: "ACP stays in services/acp-adapter: import its types from services/acp-adapter/src/acp/acp-types.ts (the only module that imports the SDK).",
+};
+const ACP_TYPES_MODULE = "services/acp-adapter/src/acp/acp-types.ts";
+const ACP_EDITOR_TESTS = ["tests/acp-*.ts"];
 
 /** Another service's source (relative path or package subpath), and with `entry`, its package entry too. */
 function otherServices(self, { entry }) {
@@ -21,9 +33,9 @@ function otherServices(self, { entry }) {
   };
 }
 
-function serviceImportRules(service, { entry }) {
+function serviceImportRules(service, { entry, acp = false }) {
   return {
-    "no-restricted-imports": ["error", { patterns: [...(CURSOR_FREE.has(service) ? [cursorProtocol] : []), otherServices(service, { entry })] }],
+    "no-restricted-imports": ["error", { patterns: [...(CURSOR_FREE.has(service) ? [cursorProtocol] : []), ...(acp ? [] : [acpSdk]), otherServices(service, { entry })] }],
   };
 }
 
@@ -77,7 +89,7 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["**/services/**", ...SERVICES.map((s) => `@byok/${s}`), ...SERVICES.map((s) => `@byok/${s}/*`)], message: "Packages do not depend on services." }] },
+        { patterns: [acpSdk, { group: ["**/services/**", ...SERVICES.map((s) => `@byok/${s}`), ...SERVICES.map((s) => `@byok/${s}/*`)], message: "Packages do not depend on services." }] },
       ],
     },
   },
@@ -85,7 +97,7 @@ export default tseslint.config(
     // The shared test kit starts real services through their packages, never by relative path.
     files: ["packages/test-support/**"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ group: ["**/services/**"], message: "Reach a service through its package (@byok/<service>/...), not its source path." }] }],
+      "no-restricted-imports": ["error", { patterns: [acpSdk, { group: ["**/services/**"], message: "Reach a service through its package (@byok/<service>/...), not its source path." }] }],
     },
   },
   {
@@ -94,8 +106,16 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["**/services/**", ...SERVICES.map((s) => `@byok/${s}/*`)], message: "Package tests may start a service through its entry module only." }] },
+        { patterns: [acpSdk, { group: ["**/services/**", ...SERVICES.map((s) => `@byok/${s}/*`)], message: "Package tests may start a service through its entry module only." }] },
       ],
     },
   },
+  {
+    files: ["tests/**", "scripts/**", "bench/**"],
+    ignores: ACP_EDITOR_TESTS,
+    rules: { "no-restricted-imports": ["error", { patterns: [acpSdk] }] },
+  },
+  // The two places that may import the ACP SDK.
+  { files: [ACP_TYPES_MODULE], rules: serviceImportRules("acp-adapter", { entry: true, acp: true }) },
+  { files: ACP_EDITOR_TESTS, rules: { "no-restricted-imports": "off" } },
 );

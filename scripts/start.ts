@@ -20,7 +20,7 @@
  *   .env             loaded first if present (provider keys, e.g. OPENAI_API_KEY); existing variables win
  *   LOG_FORMAT       "pretty" (default on a terminal) or "json"
  *   METRICS_PORT_BASE  ops listeners (/metrics, /healthz): service i of METRICS_SERVICES gets port base + i
- *                    (default 9461: edge-proxy 9461 ... store 9465); 0 = a free port each
+ *                    (default 9461: edge-proxy 9461 ... store 9465, acp-adapter 9466); 0 = a free port each
  * Everything else (PORT, PROXY_HOST, PROXY_PORT, LOG_LEVEL, METRICS_HOST, ...) passes through to the services.
  */
 import { existsSync } from "node:fs";
@@ -38,15 +38,16 @@ const STOP_GRACE_MS = 15_000;
 const READY_TIMEOUT_MS = 60_000;
 
 /** Start order: store first (migrations), edge proxy last (it forwards to the adapter). */
-const SERVICE_WAVES: readonly (readonly string[])[] = [["store"], ["provider-gateway", "run-worker", "cursor-adapter"], ["edge-proxy"]];
+const SERVICE_WAVES: readonly (readonly string[])[] = [["store"], ["provider-gateway", "run-worker", "cursor-adapter", "acp-adapter"], ["edge-proxy"]];
 const SERVICES = SERVICE_WAVES.flat();
 /** Ops listener ports: METRICS_PORT_BASE + the service's index here (on METRICS_HOST, default 127.0.0.1). */
-const METRICS_SERVICES: readonly string[] = ["edge-proxy", "cursor-adapter", "run-worker", "provider-gateway", "store"];
+const METRICS_SERVICES: readonly string[] = ["edge-proxy", "cursor-adapter", "run-worker", "provider-gateway", "store", "acp-adapter"];
 
 /** The variables that set where each listening service listens (named in "port in use" errors). */
 const LISTEN_VARIABLES: Readonly<Record<string, { what: string; host: string; port: string }>> = {
   "edge-proxy": { what: "the edge proxy", host: "PROXY_HOST", port: "PROXY_PORT" },
   "cursor-adapter": { what: "the cursor adapter", host: "HOST", port: "PORT" },
+  "acp-adapter": { what: "the ACP adapter", host: "ACP_HOST", port: "ACP_PORT" },
 };
 
 /** Cleanup that `fail` runs before exiting (the claimed addresses file). */
@@ -92,6 +93,8 @@ function serviceEnv(
     if (adapterUrl !== undefined) env["ADAPTER_URL"] = adapterUrl;
     env["CA_DIR"] ??= join(dataDir, "edge-proxy", "ca");
   }
+  // The OpenAI/Anthropic-compatible API (docs/inbound-api.md) is on by default locally.
+  if (service === "provider-gateway") env["INBOUND_PORT"] ??= "8090";
   const metricsBase = Number(base["METRICS_PORT_BASE"] || 9461);
   env["METRICS_PORT"] = String(metricsBase === 0 ? 0 : metricsBase + METRICS_SERVICES.indexOf(service));
   return env;
@@ -257,7 +260,8 @@ async function main(): Promise<void> {
     services: Object.fromEntries(running.flatMap((c) => (c.pid !== undefined ? [[c.name, c.pid]] : []))),
   };
   updateLocalGateway(dataDir, info);
-  for (const line of readyLines({ proxyUrl: info.proxyUrl!, proxyListen, caFile: info.caFile! })) console.error(`npm start: ${line}`);
+  const acp = running.find((c) => c.name === "acp-adapter")?.endpoints["url"];
+  for (const line of readyLines({ proxyUrl: info.proxyUrl!, proxyListen, caFile: info.caFile!, acpUrl: acp === undefined ? undefined : reachableUrl(acp) })) console.error(`npm start: ${line}`);
 }
 
 await main();

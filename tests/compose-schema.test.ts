@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { mountsOf, portsOf, readComposeYaml, type ComposeDocument } from "./compose/compose-file.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "edge-proxy"];
+const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "edge-proxy"];
 /** Services behind a compose profile (`docker compose --profile observability up`). */
 const PROFILE_SERVICES = ["prometheus", "grafana"];
 
@@ -76,16 +76,18 @@ describe("docker-compose.yml", () => {
     }
   });
 
-  it("gives database credentials only to the store and provider keys only to the provider gateway, and publishes only the edge proxy beyond loopback", () => {
+  it("gives database credentials only to the store and provider keys only to the provider gateway, and publishes only the client-facing ports beyond loopback", () => {
     for (const name of Object.keys(compose.services)) {
       const environment = compose.services[name]!.environment as Record<string, unknown> | undefined;
       expect("DATABASE_URL" in (environment ?? {}), name).toBe(name === "store");
       expect(compose.services[name]!.env_file !== undefined, name).toBe(name === "provider-gateway");
       const published = (compose.services[name]!.ports ?? []).map(String);
       const beyondLoopback = published.filter((p) => !p.startsWith("127.0.0.1:"));
-      expect(beyondLoopback.length > 0, `${name}: ${published.join(", ")}`).toBe(name === "edge-proxy");
+      // The edge proxy (Cursor) and the provider gateway's OpenAI/Anthropic-compatible API (the other agents).
+      expect(beyondLoopback.length > 0, `${name}: ${published.join(", ")}`).toBe(name === "edge-proxy" || name === "provider-gateway");
     }
     expect(portsOf(compose.services["edge-proxy"]!).map((p) => p.target)).toEqual([8080]);
+    expect(portsOf(compose.services["provider-gateway"]!).map((p) => p.target)).toEqual([8090]);
   });
 
   it("keeps state in named volumes and mounts the gateway configuration read-only", () => {

@@ -117,6 +117,12 @@ describe("docker-compose.yml wiring", () => {
     } finally {
       await client.close();
     }
+    // The same member key works on the published OpenAI/Anthropic-compatible API (docs/inbound-api.md).
+    const inboundUrl = `http://127.0.0.1:${plan.publishedPort("provider-gateway", 8090)}`;
+    const models = await fetch(`${inboundUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(models.status, gateway.output()).toBe(200);
+    expect(((await models.json()) as { data: { id: string }[] }).data.length).toBeGreaterThan(0);
+    expect((await fetch(`${inboundUrl}/v1/models`, { headers: { authorization: "Bearer not-a-member-key" } })).status).toBe(401);
     // The provider key came from keys.env, and only the provider gateway has it.
     expect(llm.requests.at(-1)?.headers["authorization"]).toBe(`Bearer ${parseEnv(readFileSync(join(dir, "keys.env"), "utf8"))["OPENAI_API_KEY"]}`);
     for (const service of ["store", "run-worker", "cursor-adapter", "edge-proxy"]) expect(plan.envOf(service)["OPENAI_API_KEY"], service).toBeUndefined();

@@ -33,7 +33,7 @@ import {
 } from "./start-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
-const SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "edge-proxy"];
+const SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "edge-proxy"];
 
 describe("npm start", () => {
   let db: TestDatabase;
@@ -53,8 +53,10 @@ describe("npm start", () => {
     DATA_DIR: join(dir, "data"),
     [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
     PORT: "0",
+    ACP_PORT: "0",
     PROXY_HOST: "127.0.0.1",
     PROXY_PORT: "0",
+    INBOUND_PORT: "0",
     UPSTREAM_ORIGIN: "http://127.0.0.1:9",
     LOG_FORMAT: "json",
     LOG_LEVEL: "info",

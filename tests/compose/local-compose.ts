@@ -34,8 +34,10 @@ const WILDCARD = new Set(["0.0.0.0", "::"]);
 
 /** Which variables set where each gateway service listens (as its config reads them). */
 export const LISTEN_VARIABLES: Readonly<Record<string, readonly { host: string; port: string }[]>> = {
+  "acp-adapter": [{ host: "ACP_HOST", port: "ACP_PORT" }],
   "cursor-adapter": [{ host: "HOST", port: "PORT" }],
   "edge-proxy": [{ host: "PROXY_HOST", port: "PROXY_PORT" }],
+  "provider-gateway": [{ host: "INBOUND_HOST", port: "INBOUND_PORT" }],
 };
 /** Every service's ops listener (/metrics, /healthz): in compose each container has its own; here each process needs its own port. */
 const OPS_LISTENER = { host: "METRICS_HOST", port: "METRICS_PORT" };

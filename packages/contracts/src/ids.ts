@@ -12,8 +12,8 @@
  *
  * | id | format | made by |
  * |---|---|---|
- * | run id | the client's request id (Cursor: the RunSSE/BidiAppend request id), `[A-Za-z0-9_-]+` (a NATS subject token) | the client adapter |
- * | conversation id | the client's conversation id, any non-empty string | the client |
+ * | run id | the client's request id (Cursor: the RunSSE/BidiAppend request id), `[A-Za-z0-9_-]+` (a NATS subject token); for a client without request ids, `run-<32 hex>` (mintRunId) | the client adapter |
+ * | conversation id | the client's conversation id, any non-empty string; for a client whose conversations its adapter names, `conv-<32 hex>` (mintConversationId) | the client, or its adapter |
  * | member id | the store's member id (member.create), or `local` without the edge proxy | the store |
  * | provider call index | 1, 2, ... per run (0 = no model call yet) | the run worker |
  * | client model call index | 0, 1, ... per run (= provider call index - 1) | the run worker (ClientEvent) |
@@ -31,6 +31,8 @@
  * seen the client model call ids in their checkpoints); the distinct brands and
  * `clientModelCallIndexOf` keep them apart in the code.
  */
+
+import { randomBytes } from "node:crypto";
 
 declare const idBrand: unique symbol;
 
@@ -57,12 +59,22 @@ export function isRunId(value: string): value is RunId {
   return SUBJECT_TOKEN.test(value);
 }
 
+/** A fresh run id for a client that has no request id of its own: `run-<32 hex>`. */
+export function mintRunId(): RunId {
+  return `run-${randomBytes(16).toString("hex")}` as RunId;
+}
+
 /** A conversation: the client's id for it, any non-empty string (never part of a subject). */
 export type ConversationId = Branded<string, "ConversationId">;
 
 export function parseConversationId(value: string): ConversationId {
   if (value === "") throw new InvalidIdError("conversation id is empty");
   return value as ConversationId;
+}
+
+/** A fresh conversation id for a client whose conversations its adapter names: `conv-<32 hex>`. */
+export function mintConversationId(): ConversationId {
+  return `conv-${randomBytes(16).toString("hex")}` as ConversationId;
 }
 
 /** A team member: the id member.create returned, or LOCAL_MEMBER_ID. */

@@ -14,6 +14,8 @@ export {
   fallbackUserMessageClientId,
   isProviderCallId,
   isRunId,
+  mintConversationId,
+  mintRunId,
   nextProviderCallIndex,
   parseClientModelCallIndex,
   parseConversationId,

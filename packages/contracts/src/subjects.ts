@@ -23,6 +23,14 @@ export interface BusNames {
   providerCancel(callId: ProviderCallId): string;
   store(operation: string): string;
   readonly storeWildcard: string;
+  /** NATS KV bucket of the provider gateway's HTTP front: replay state its clients cannot carry. */
+  readonly inboundReplayBucket: string;
+  /**
+   * JetStream key-value bucket in which one client adapter keeps its own
+   * per-session state (what its protocol needs beyond the stored history);
+   * `client` is the adapter's short name ([a-z0-9]+).
+   */
+  clientSessionsBucket(client: string): string;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -50,6 +58,11 @@ export function busNames(prefix = "byok"): BusNames {
     providerCancel: (callId) => `${prefix}.provider.cancel.${callId.replace(/[^A-Za-z0-9_-]/g, "_")}`,
     store: (operation) => `${prefix}.store.${operation}`,
     storeWildcard: `${prefix}.store.>`,
+    inboundReplayBucket: `${upper}_INBOUND_REPLAY`,
+    clientSessionsBucket: (client) => {
+      if (!/^[a-z0-9]+$/.test(client)) throw new Error(`client name is not [a-z0-9]+: ${JSON.stringify(client)}`);
+      return `${upper}_SESSIONS_${client.toUpperCase()}`;
+    },
   };
 }
 

@@ -41,6 +41,12 @@ const providerSchema = z.object({
 const modelSchema = z.object({
   /** Id shown to Cursor (what comes back as requested_model.model_id). */
   id: z.string().regex(/^[A-Za-z0-9._:-]+$/).min(1).max(128),
+  /**
+   * More names clients of the OpenAI/Anthropic-compatible API may ask for this
+   * model by (e.g. "claude-sonnet-4-5" for Claude Code's default); ids and
+   * aliases are unique together.
+   */
+  aliases: z.array(z.string().regex(/^[A-Za-z0-9._:/@-]+$/).min(1).max(128)).optional(),
   displayName: z.string().min(1),
   provider: z.string().min(1),
   /** Model name sent to the endpoint. */
@@ -91,6 +97,10 @@ export const gatewayConfigSchema = z
     config.models.forEach((m, i) => {
       if (seen.has(m.id)) ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model id ${m.id}` });
       seen.add(m.id);
+      (m.aliases ?? []).forEach((alias, j) => {
+        if (seen.has(alias)) ctx.addIssue({ code: "custom", path: ["models", i, "aliases", j], message: `model name ${alias} is used twice` });
+        seen.add(alias);
+      });
       const provider = Object.hasOwn(config.providers, m.provider) ? config.providers[m.provider] : undefined;
       if (provider === undefined) ctx.addIssue({ code: "custom", path: ["models", i, "provider"], message: `unknown provider ${m.provider}` });
       else if (m.reasoningSummary !== undefined && provider.kind !== "openai-responses")

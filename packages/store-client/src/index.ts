@@ -4,6 +4,8 @@
  * every call resolves with the store's answer or throws StoreFailure, whose
  * `kind` is all a caller needs to decide what to do.
  */
+export { lookupMemberKey } from "./member-keys.ts";
+export type { MemberKeyLookup } from "./member-keys.ts";
 export { StoreClient } from "./store-client.ts";
 export type {
   BegunRun,

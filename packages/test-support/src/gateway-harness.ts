@@ -1,6 +1,7 @@
 /**
  * The whole gateway in-process for an end-to-end test: store + provider gateway
- * + N run workers + cursor adapter, each started through its own
+ * + N run workers + cursor adapter (+ edge proxy, + ACP adapter on TLS with a
+ * throwaway team CA, when asked), each started through its own
  * `loadConfig(env)` + `start<Service>(config)`, on one fresh database
  * (createTestDatabase) and one private bus prefix (createTestBus), with a
  * gateway config file (written to a temp dir) whose BYOK model points at a
@@ -30,10 +31,13 @@ import { loadConfig as loadAdapterConfig } from "@byok/cursor-adapter/config";
 import { startCursorAdapter } from "@byok/cursor-adapter/service";
 import { loadConfig as loadEdgeProxyConfig } from "@byok/edge-proxy/config";
 import { startEdgeProxy } from "@byok/edge-proxy/service";
+import { loadConfig as loadAcpAdapterConfig } from "@byok/acp-adapter/config";
+import { startAcpAdapter, type AcpAdapter } from "@byok/acp-adapter/service";
 import { FakeCursorClient, type FakeCursorOptions } from "./fake-cursor/index.ts";
 import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./infra.ts";
 import { startMockLlm, type MockEndpoint, type MockLlm } from "./mock-llm.ts";
 import { serviceLogger, type LogCapture } from "./service-logger.ts";
+import { createTestTls } from "./test-tls.ts";
 
 /** The BYOK model every harness serves (openai-chat kind unless `endpoint` says otherwise; upstream = the mock LLM). */
 export const HARNESS_MODEL_ID = "byok-test-chat";
@@ -46,15 +50,19 @@ export interface GatewayHarnessOptions {
   /** Run workers to start (default 1). */
   workers?: number;
   /** Extra environment per service, e.g. { cursorAdapter: { HEARTBEAT_MS: "200" } }. */
-  env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides };
+  env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides; acpAdapter?: EnvOverrides };
   /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, ...). */
   model?: Readonly<Record<string, unknown>>;
   /** Endpoint kind of the mock provider (default openai-chat). */
   endpoint?: MockEndpoint;
+  /** More models on the mock provider, after the harness model (each needs id, displayName, upstreamModel, contextWindow). */
+  extraModels?: ReadonlyArray<Readonly<Record<string, unknown>>>;
   /** Attempts before the first byte for the mock provider (default 1: an HTTP 500 is final). */
   providerMaxAttempts?: number;
   /** Also start the edge proxy in front of the adapter (pass-through traffic goes to a closed local port). */
   edgeProxy?: boolean;
+  /** Also start the ACP adapter (TLS on 127.0.0.1 with a certificate of a throwaway team CA). */
+  acpAdapter?: boolean;
   /** NATS server for the whole gateway (default: NATS_URL, the machine's); failure tests pass a private one. */
   natsUrl?: string;
   /** Postgres server (admin database URL) for the test database (default: DATABASE_URL, the machine's). */
@@ -83,6 +91,14 @@ export interface EdgeProxyHandle {
   client(member: { name: string; key: string }): FakeCursorClient;
 }
 
+export interface AcpHandle {
+  /** https://127.0.0.1:<port>: what a member passes to the bridge as --gateway. */
+  readonly gatewayUrl: string;
+  /** The team CA's certificate file (the bridge's --ca). */
+  readonly caFile: string;
+  readonly adapter: AcpAdapter;
+}
+
 export interface WorkerHandle {
   readonly workerId: string;
   /** Its ops listener (with { opsListeners: true }). */
@@ -97,6 +113,8 @@ type StoreResponse<K extends keyof StoreOperations> = MessageShape<StoreOperatio
 
 export interface GatewayHarness {
   readonly adapterUrl: string;
+  /** The provider gateway's OpenAI/Anthropic-compatible API, when started with env.providerGateway.INBOUND_PORT. */
+  readonly inboundUrl: string | undefined;
   readonly llm: MockLlm;
   readonly db: TestDatabase;
   readonly bus: TestBus;
@@ -108,6 +126,10 @@ export interface GatewayHarness {
   readonly workers: readonly WorkerHandle[];
   /** Set when started with { edgeProxy: true }. */
   readonly edge: EdgeProxyHandle | undefined;
+  /** Set when started with { acpAdapter: true }. */
+  readonly acp: AcpHandle | undefined;
+  /** A member and their gateway key (created in the store). */
+  createMember(name: string): Promise<{ memberId: string; key: string }>;
   /** The services' ops listeners (workers: WorkerHandle.opsUrl). */
   readonly ops: OpsUrls;
   /** A fake Cursor client talking straight to the adapter (closed by stop()). */
@@ -133,13 +155,16 @@ export interface GatewayHarness {
 export async function writeHarnessGatewayConfig(
   dir: string,
   llm: MockLlm,
-  options: Pick<GatewayHarnessOptions, "model" | "providerMaxAttempts" | "endpoint"> = {},
+  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts" | "endpoint"> = {},
 ): Promise<string> {
   const path = join(dir, "gateway.json");
   const endpoint = options.endpoint ?? "openai-chat";
   const config = {
     providers: { mock: { kind: endpoint, baseUrl: llm.baseUrl(endpoint), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
-    models: [{ id: HARNESS_MODEL_ID, displayName: "Harness chat model", provider: "mock", upstreamModel: "gpt-4o", contextWindow: 128_000, ...options.model }],
+    models: [
+      { id: HARNESS_MODEL_ID, displayName: "Harness chat model", provider: "mock", upstreamModel: "gpt-4o", contextWindow: 128_000, ...options.model },
+      ...(options.extraModels ?? []).map((m) => ({ provider: "mock", ...m })),
+    ],
   };
   await writeFile(path, JSON.stringify(config, null, 2));
   return path;
@@ -210,6 +235,36 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     );
     cleanups.push(() => adapter.stop());
 
+    const createMember = async (name: string): Promise<{ memberId: string; key: string }> => {
+      const op = STORE_OPERATIONS.createMember;
+      const res = await busRequest(nc, names.store(op.name), op.request, { name }, op.response, { timeoutMs: 10_000 });
+      if (res.error !== undefined || res.member === undefined) throw new Error(`member.create failed: ${res.error?.message ?? "no member"}`);
+      return { memberId: res.member.memberId, key: res.key };
+    };
+
+    let acp: AcpHandle | undefined;
+    if (options.acpAdapter === true) {
+      const tls = await createTestTls();
+      const caFile = join(dir, "team-ca.crt");
+      await writeFile(caFile, tls.caPem);
+      await writeFile(join(dir, "acp.crt"), tls.certPem);
+      await writeFile(join(dir, "acp.key"), tls.keyPem, { mode: 0o600 });
+      const adapter = await startAcpAdapter(
+        loadAcpAdapterConfig({
+          ...busEnv,
+          ACP_HOST: "127.0.0.1",
+          ACP_PORT: "0",
+          ACP_TLS_CERT_FILE: join(dir, "acp.crt"),
+          ACP_TLS_KEY_FILE: join(dir, "acp.key"),
+          GATEWAY_CONFIG: configPath,
+          ...options.env?.acpAdapter,
+        }),
+        { log: serviceLogger("acp-adapter", options.logs) },
+      );
+      cleanups.push(() => adapter.stop());
+      acp = { gatewayUrl: `https://127.0.0.1:${adapter.port}`, caFile, adapter };
+    }
+
     let edge: EdgeProxyHandle | undefined;
     let edgeOpsUrl: string | undefined;
     const clients: FakeCursorClient[] = [];
@@ -232,12 +287,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       edge = {
         url: proxy.url,
         caCertPem: proxy.caCertPem,
-        async createMember(name) {
-          const op = STORE_OPERATIONS.createMember;
-          const res = await busRequest(nc, names.store(op.name), op.request, { name }, op.response, { timeoutMs: 10_000 });
-          if (res.error !== undefined || res.member === undefined) throw new Error(`member.create failed: ${res.error?.message ?? "no member"}`);
-          return { memberId: res.member.memberId, key: res.key };
-        },
+        createMember,
         client(member) {
           const authorization = `Basic ${Buffer.from(`${member.name}:${member.key}`).toString("base64")}`;
           const client = new FakeCursorClient({ transport: { baseUrl: "https://api2.cursor.sh", proxy: { url: proxy.url, authorization }, ca: proxy.caCertPem } });
@@ -257,6 +307,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
 
     return {
       adapterUrl: adapter.url,
+      inboundUrl: gateway.inboundUrl,
       llm,
       db,
       bus,
@@ -266,6 +317,8 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       configPath,
       workers,
       edge,
+      acp,
+      createMember,
       ops: { store: store.opsUrl, providerGateway: gateway.opsUrl, cursorAdapter: adapter.opsUrl, edgeProxy: edgeOpsUrl },
       client(clientOptions = {}) {
         const client = new FakeCursorClient({ transport: { baseUrl: adapter.url }, ...clientOptions });

@@ -55,7 +55,7 @@ export interface TestBus {
   /** Subject prefix for this test (pass as BUS_PREFIX). */
   readonly prefix: string;
   readonly natsUrl: string;
-  /** Deletes every JetStream stream created under this prefix. */
+  /** Deletes every JetStream stream (and KV bucket) created under this prefix. */
   cleanup(): Promise<void>;
 }
 
@@ -71,7 +71,8 @@ export function createTestBus(natsUrl: string = NATS_URL): TestBus {
         const jsm = await jetstreamManager(nc);
         const upper = prefix.toUpperCase();
         for await (const info of jsm.streams.list()) {
-          if (info.config.name.startsWith(`${upper}_`)) await jsm.streams.delete(info.config.name);
+          // KV buckets live in streams named KV_<bucket>.
+          if (info.config.name.startsWith(`${upper}_`) || info.config.name.startsWith(`KV_${upper}_`)) await jsm.streams.delete(info.config.name);
         }
       } finally {
         await nc.close();

@@ -29,6 +29,8 @@
  *   optional Retry-After header.
  * - "respond": a function of the request that returns one of the above (for
  *   answers that depend on what was sent, e.g. usage counted from the body).
+ * - "json": a 200 JSON answer (a non-streamed response); `path` serves it on
+ *   another path of the endpoint (e.g. "/v1/messages/count_tokens").
  * Stream shaping (all optional): `delayHeadersMs`; `holdHeaders` (send nothing
  * until `release()`); `holdAfterEvents: n` (send n events, then wait for
  * `release()`); `disconnectAfterEvents: n` (send n events, then destroy the
@@ -75,6 +77,7 @@ export type StaticMockResponse =
   | ({ kind: "fixture"; file: string; endpoint?: MockEndpoint } & StreamShape)
   | ({ kind: "sse"; endpoint: MockEndpoint; body: string } & StreamShape)
   | ({ kind: "chunks"; endpoint: MockEndpoint; chunks: readonly unknown[] } & StreamShape)
+  | { kind: "json"; endpoint: MockEndpoint; body: unknown; path?: string; delayHeadersMs?: number; holdHeaders?: boolean }
   | {
       kind: "error";
       endpoint: MockEndpoint;
@@ -182,6 +185,11 @@ export async function startMockLlm(): Promise<MockLlm> {
       if (!(await wait(queued.released))) return;
     }
 
+    if (response.kind === "json") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(response.body));
+      return;
+    }
     if (response.kind === "error") {
       const headers: Record<string, string> = { ...(response.headers ?? {}) };
       if (response.retryAfter !== undefined) headers["retry-after"] = response.retryAfter;
@@ -228,7 +236,7 @@ export async function startMockLlm(): Promise<MockLlm> {
     requests,
     requestsTo: (endpoint) => requests.filter((r) => r.path === MOCK_LLM_PATHS[endpoint]),
     enqueue(response) {
-      const path = MOCK_LLM_PATHS[endpointOf(response)];
+      const path = response.kind === "json" && response.path !== undefined ? response.path : MOCK_LLM_PATHS[endpointOf(response)];
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
       let markHeld!: () => void;
@@ -261,7 +269,7 @@ function endpointOf(response: MockResponse): MockEndpoint {
   return endpoint;
 }
 
-function eventsOf(response: Exclude<StaticMockResponse, { kind: "error" }>): string[] {
+function eventsOf(response: Exclude<StaticMockResponse, { kind: "error" } | { kind: "json" }>): string[] {
   switch (response.kind) {
     case "fixture":
       return readRecording(response.file, endpointOf(response));

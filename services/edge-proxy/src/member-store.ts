@@ -5,7 +5,7 @@
  * store's answers mapped into lookups. (Creating, revoking and listing members
  * is the admin CLI's: services/admin.)
  */
-import { StoreFailure, type StoreClient } from "@byok/store-client";
+import { lookupMemberKey, type StoreClient } from "@byok/store-client";
 
 export type MemberLookup = { kind: "member"; memberId: string } | { kind: "unknown" } | { kind: "unavailable"; message: string };
 
@@ -16,15 +16,5 @@ export interface MemberDirectory {
 
 /** Key verification on member.verify: an unknown or revoked key is `unknown`; any other failure `unavailable`. */
 export function memberDirectory(store: Pick<StoreClient, "verifyMemberKey">): MemberDirectory {
-  return {
-    async verifyKey(key) {
-      try {
-        const { memberId } = await store.verifyMemberKey(key);
-        return { kind: "member", memberId };
-      } catch (error) {
-        if (!(error instanceof StoreFailure)) throw error;
-        return error.kind === "not_found" ? { kind: "unknown" } : { kind: "unavailable", message: error.message };
-      }
-    },
-  };
+  return { verifyKey: (key) => lookupMemberKey(store, key) };
 }

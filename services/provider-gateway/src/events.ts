@@ -35,6 +35,8 @@ export interface FailureDetails {
   readonly retryable?: boolean;
   readonly httpStatus?: number;
   readonly providerCode?: string;
+  /** When the endpoint said (Retry-After) the call may be tried again. */
+  readonly retryAfterMs?: number | undefined;
 }
 
 /**
@@ -215,6 +217,7 @@ export class ModelEventWriter {
         retryable: details.retryable ?? false,
         httpStatus: details.httpStatus ?? 0,
         providerCode: details.providerCode ?? "",
+        retryAfterMs: details.retryAfterMs ?? 0,
       },
     });
   }

@@ -15,7 +15,9 @@
  *   byok_model_call_time_to_first_token_seconds{model}          histogram
  *     Request received by the gateway -> first content event (text or
  *     thinking delta, tool call start) published to the caller. One
- *     observation per call that produced content.
+ *     observation per call that produced content. On the HTTP front's
+ *     same-shape relay (no ModelEvents) the first body chunk passed on
+ *     stands for it.
  *   byok_model_call_gateway_added_seconds{model}                histogram
  *     The part of that time spent in the gateway, observed with it:
  *       (first upstream request sent - request received)
@@ -64,6 +66,8 @@ export interface UpstreamObserver {
 /** One model call's timings; `published` sees every ModelEvent sent to the caller. */
 export interface ModelCallObserver extends UpstreamObserver {
   published(event: ModelEventBody): void;
+  /** For calls without ModelEvents (the HTTP front's same-shape relay): the first body chunk passed on to the client. */
+  contentSent(): void;
 }
 
 export interface ProviderGatewayMetrics extends CallMetrics {
@@ -128,6 +132,13 @@ export function createProviderGatewayMetrics(registry: Registry, now: () => numb
       let sentAt: number | undefined;
       let chunkAt: number | undefined;
       let firstContent = false;
+      const contentSent = (): void => {
+        if (firstContent) return;
+        firstContent = true;
+        const at = now();
+        ttft.observe({ model }, secondsSince(receivedAtMs, at));
+        if (sentAt !== undefined && chunkAt !== undefined) gatewayAdded.observe({ model }, secondsSince(receivedAtMs, sentAt) + secondsSince(chunkAt, at));
+      };
       return {
         requestSent() {
           sentAt ??= now();
@@ -140,18 +151,14 @@ export function createProviderGatewayMetrics(registry: Registry, now: () => numb
             case "textDelta":
             case "thinkingDelta":
             case "toolCallStart":
-            case "toolCallArgsDelta": {
-              if (firstContent) return;
-              firstContent = true;
-              const at = now();
-              ttft.observe({ model }, secondsSince(receivedAtMs, at));
-              if (sentAt !== undefined && chunkAt !== undefined) gatewayAdded.observe({ model }, secondsSince(receivedAtMs, sentAt) + secondsSince(chunkAt, at));
+            case "toolCallArgsDelta":
+              contentSent();
               return;
-            }
             default:
               return;
           }
         },
+        contentSent,
       };
     },
     recordModelCost(model, team, callCost) {

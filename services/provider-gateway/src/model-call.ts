@@ -74,6 +74,7 @@ export async function runModelCall(adapter: BoundAdapter, request: ModelRequest,
           retryable: f.retryable,
           httpStatus: f.httpStatus,
           providerCode: f.providerCode,
+          retryAfterMs: f.retryAfterMs,
         });
         return;
       }

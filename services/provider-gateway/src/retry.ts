@@ -19,8 +19,8 @@ export interface RetryPolicy {
 
 export const DEFAULT_BACKOFF = { baseDelayMs: 500, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 } as const;
 
-export type OpenOutcome =
-  | { readonly kind: "opened"; readonly response: Response; readonly attempts: number }
+export type OpenOutcome<R = Response> =
+  | { readonly kind: "opened"; readonly response: R; readonly attempts: number }
   | { readonly kind: "failed"; readonly failure: ClassifiedFailure; readonly attempts: number }
   | { readonly kind: "cancelled"; readonly attempts: number };
 
@@ -34,13 +34,13 @@ export interface RetryOptions {
  * Run `send` until it returns a response, fails for good, or `signal` aborts.
  * `send` throws SDK errors; `toSendFailure` maps them (the adapter's SDK boundary).
  */
-export async function openWithRetries(
-  send: (signal: AbortSignal) => Promise<Response>,
+export async function openWithRetries<R = Response>(
+  send: (signal: AbortSignal) => Promise<R>,
   toSendFailure: (error: unknown) => SendFailure,
   policy: RetryPolicy,
   signal: AbortSignal,
   options: RetryOptions = {},
-): Promise<OpenOutcome> {
+): Promise<OpenOutcome<R>> {
   const clock = options.clock ?? systemClock;
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: "cancelled", attempts: attempt - 1 };

@@ -14,6 +14,10 @@ import { Secret } from "./secret.ts";
 export interface Route {
   /** The model alias clients ask for (ModelSpec.model_id). */
   readonly id: string;
+  /** Shown in model lists. */
+  readonly displayName: string;
+  /** More names clients of the HTTP front may use for this route. */
+  readonly aliases: readonly string[];
   readonly kind: ProviderKind;
   readonly providerId: string;
   readonly upstreamModel: string;
@@ -75,6 +79,8 @@ export function buildRoutes(config: GatewayConfig, env: Env): RouteTable {
       problems.push(`model ${model.id}: reasoningSummary needs supportsThinking`);
     routes.set(model.id, {
       id: model.id,
+      displayName: model.displayName,
+      aliases: model.aliases ?? [],
       kind: provider.kind,
       providerId: model.provider,
       upstreamModel: model.upstreamModel,

@@ -1,7 +1,8 @@
 /**
  * A credential that cannot leak by accident: JSON, string conversion and
  * util.inspect all print "[redacted]". Only `reveal()` gives the value, and
- * only SDK client construction calls it.
+ * only SDK client construction and the relay targets of the HTTP front
+ * (the openai and anthropic client modules) call it.
  */
 const REDACTED = "[redacted]";
 

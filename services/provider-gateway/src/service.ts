@@ -5,10 +5,14 @@
  * in-process (main.ts, the supervisor and tests).
  */
 import { busNames } from "@byok/contracts";
+import { StoreClient } from "@byok/store-client";
 import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
 import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
 import { bindRoutes } from "./adapters/index.ts";
 import type { ProviderGatewayConfig } from "./config.ts";
+import { startInboundServer, type InboundServer } from "./inbound/inbound-server.ts";
+import { cachedMemberKeys, storeMemberKeys, type MemberKeys } from "./inbound/member-keys.ts";
+import { natsReplayStore, type ReplayStore } from "./inbound/replay-store.ts";
 import { serveModelCalls } from "./invoke-server.ts";
 import { createProviderGatewayMetrics, type ProviderGatewayMetrics } from "./metrics.ts";
 import type { ModelCallOptions } from "./model-call.ts";
@@ -20,11 +24,17 @@ export interface ProviderGatewayOverrides {
   readonly backoff?: ModelCallOptions["backoff"];
   /** Budgets, limits and ledger (default: pass-through, admits everything). */
   readonly accounting?: CallAccounting;
+  /** HTTP front: member keys (default: the store's member.verify over the bus, cached). */
+  readonly memberKeys?: MemberKeys;
+  /** HTTP front: replay state store (default: the NATS KV bucket). */
+  readonly replay?: ReplayStore;
 }
 
 export interface ProviderGateway {
   /** http://host:port of the ops listener (/metrics, /healthz); undefined without METRICS_PORT. */
   readonly opsUrl: string | undefined;
+  /** Base URL of the OpenAI/Anthropic-compatible HTTP front (http://host:port), when it is on. */
+  readonly inboundUrl: string | undefined;
   /** The gateway's series; the accounting code records costs and limit rejections here. */
   readonly metrics: ProviderGatewayMetrics;
   inFlight(): number;
@@ -35,6 +45,8 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
   const log = overrides.log ?? createLogger({ service: "provider-gateway", level: config.logLevel, debugContent: config.logDebugContent });
   const adapters = bindRoutes(config.routes, log);
   const nc = overrides.nc ?? (await connectNats(config.natsUrl, "provider-gateway", log));
+  const names = busNames(config.busPrefix);
+  const accounting = overrides.accounting ?? passThroughAccounting;
   const registry = createMetricsRegistry("provider-gateway", config.metrics);
   const metrics = createProviderGatewayMetrics(registry);
   let ops;
@@ -46,24 +58,40 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
   }
   const server = serveModelCalls({
     nc,
-    names: busNames(config.busPrefix),
+    names,
     adapters,
     log,
     keepaliveMs: config.keepaliveMs,
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
-    accounting: overrides.accounting ?? passThroughAccounting,
+    accounting,
     metrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });
   // Make sure the subscription is registered with the server before callers are told we are up.
   await nc.flush();
+  let inbound: InboundServer | undefined;
+  if (config.inbound !== undefined) {
+    inbound = await startInboundServer({
+      config: config.inbound,
+      adapters,
+      memberKeys: overrides.memberKeys ?? cachedMemberKeys(storeMemberKeys(new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs })), config.inbound.keyCacheMs),
+      accounting,
+      metrics,
+      replay: overrides.replay ?? (await natsReplayStore(nc, names.inboundReplayBucket, config.inbound.replayTtlMs, log)),
+      log: log.child({ component: "inbound" }),
+      maxRetryAfterMs: config.maxRetryAfterMs,
+      backoff: overrides.backoff,
+    });
+  }
   log.info({ routes: [...adapters.values()].map((a) => ({ id: a.route.id, kind: a.route.kind, provider: a.route.providerId })) }, "provider routes ready");
   return {
     opsUrl: ops.url,
+    inboundUrl: inbound?.url,
     metrics,
-    inFlight: () => server.inFlight(),
+    inFlight: () => server.inFlight() + (inbound?.inFlight() ?? 0),
     async stop() {
+      await inbound?.stop();
       await server.stop();
       if (overrides.nc === undefined) await nc.drain();
       await ops.stop();

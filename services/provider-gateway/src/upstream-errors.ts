@@ -38,7 +38,8 @@ export function classifySendFailure(failure: Exclude<SendFailure, { kind: "abort
         message: failure.timeout ? `no response headers in time: ${failure.message}` : `cannot reach the endpoint: ${failure.message}`,
         retryable: true,
         httpStatus: 0,
-        providerCode: "",
+        // "timeout" tells a slow endpoint (HTTP 504 on the HTTP front) from an unreachable one.
+        providerCode: failure.timeout ? "timeout" : "",
         retryAfterMs: undefined,
       };
     case "http": {

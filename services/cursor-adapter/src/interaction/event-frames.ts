@@ -3,12 +3,13 @@
  * updates. Thinking blocks become thinking_delta* + thinking_completed{ms};
  * text becomes text_delta; usage becomes token_delta; tool-call events become
  * tool card placeholders (tool-call-frames.ts); compaction_started becomes
- * summary_started. A sequence gap (lost events or
- * a new owner) closes whatever UI block is open.
+ * summary_started. A sequence gap (lost events or a new owner; ClientEventOrder
+ * of @byok/run-client decides) closes whatever UI block is open.
  */
 import { create } from "@bufbuild/protobuf";
-import { parseClientModelCallIndex, type ClientEvent, type ClientModelCallIndex } from "@byok/contracts";
+import type { ClientEvent, ClientModelCallIndex } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
+import { ClientEventOrder } from "@byok/run-client";
 import { ToolCallFrames } from "./tool-call-frames.ts";
 import { interactionMessage } from "./update-message.ts";
 
@@ -23,10 +24,9 @@ export interface EventFramesOptions {
 
 export class EventFrames {
   readonly #options: EventFramesOptions;
-  #lastSeq = 0n;
+  readonly #order = new ClientEventOrder();
   /** Open thinking blocks: block index -> start time. */
   readonly #openThinking = new Map<number, number>();
-  #modelCallIndex: ClientModelCallIndex | undefined;
   /** Thinking durations of the current model call, in block order. */
   #durations: number[] = [];
   readonly toolCalls: ToolCallFrames;
@@ -41,16 +41,14 @@ export class EventFrames {
   }
 
   accept(event: ClientEvent): void {
-    if (event.seq !== this.#lastSeq + 1n) {
+    const { gap, newModelCall, modelCallIndex } = this.#order.accept(event);
+    if (gap) {
       this.closeOpenBlocks();
       this.toolCalls.reset();
     }
-    this.#lastSeq = event.seq;
-    const modelCallIndex = parseClientModelCallIndex(event.modelCallIndex);
-    if (this.#modelCallIndex !== modelCallIndex) {
+    if (newModelCall) {
       this.closeOpenBlocks();
       this.toolCalls.reset();
-      this.#modelCallIndex = modelCallIndex;
       this.#durations = [];
     }
     const e = event.event;

@@ -38,7 +38,7 @@ import { TodoBlobError } from "../checkpoint/todo-blobs.ts";
 import { HistoryImportError } from "../request/client-history.ts";
 import { RootParseError } from "../root-codec/root-import.ts";
 import type { EndOutcome } from "../transport/session-port.ts";
-import { BusPublishError } from "./run-bus.ts";
+import { BusPublishError } from "@byok/run-client";
 
 export type SessionFailure =
   | { kind: "unknown_model"; modelId: string }

@@ -5,20 +5,20 @@
  * checkpoints, relays cancel, and ends the Cursor stream exactly once (running
  * execs are aborted before an error end).
  *
- * Lifecycle (`Phase`): preparing (history import, blob SETs, subscriptions;
- * nothing on the bus yet) -> running (PreparedRun published; a run silent for
- * long has its status read from the store, in case its terminal was lost) ->
- * cancelling (the user stopped it: cancel sent, waiting for the owner's
- * terminal at most CANCEL_GRACE_MS) -> ended (EndStream written; bus
- * subscriptions torn down once in-flight state replies are sent). Any phase
- * but ended may end directly. The run owner gets at most one stop command
- * (cancel or client closed): when a published run is cancelled, or ends for a
- * reason of this side, or is published after the stream already ended.
+ * Lifecycle: the shared RunLifecycle of @byok/run-client keeps the phase
+ * (preparing: history import, blob SETs, subscriptions, nothing on the bus
+ * yet -> running: PreparedRun published, status watch -> cancelling: cancel
+ * sent, waiting for the owner's terminal at most CANCEL_GRACE_MS -> ended:
+ * EndStream written, bus subscriptions torn down once in-flight state replies
+ * are sent) and the rule that the owner gets at most one stop command (cancel
+ * or client closed). This session decides which: a run ended for a reason of
+ * this side with an error gets client closed with the failure's kind, any
+ * other end a cancel.
  */
-import { create } from "@bufbuild/protobuf";
-import { clientModelCallId, FailureKind, isRunId, parseMemberId, StateEventSchema, type ClientEvent, type RunId } from "@byok/contracts";
+import { clientModelCallId, FailureKind, isRunId, parseMemberId, type ClientEvent, type RunId } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
+import { RunLifecycle, type StopCommand } from "@byok/run-client";
 import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
 import { ClientBlobs } from "../checkpoint/client-blobs.ts";
 import { ConversationProjection } from "../checkpoint/conversation-projection.ts";
@@ -29,8 +29,6 @@ import type { EndOutcome, RunOpenContext, RunSession } from "../transport/sessio
 import type { SessionServices } from "./session-services.ts";
 import { ExecWire } from "./exec-wire.ts";
 import { cancelledOutcome, closeKindOf, endOutcomeOf, sessionFailureOf, type SessionFailure } from "./failures.ts";
-import { openRunBus, publishCancel, publishClientClosed, publishPreparedRun, publishToolResult, type RunBus } from "./run-bus.ts";
-import { RunStatusWatch } from "./run-status-watch.ts";
 import { StateHandler } from "./state-handler.ts";
 import { ToolRoundCommits } from "./tool-round-commits.ts";
 import { ToolRoundDriver } from "./tool-round-driver.ts";
@@ -53,16 +51,6 @@ function refusedRun(context: RunOpenContext, failure: SessionFailure): RunSessio
   return { deliver: () => undefined, clientDisconnected: () => undefined };
 }
 
-type Phase =
-  /** History import, blob SETs, bus subscriptions: the run is not on the bus yet. */
-  | { readonly kind: "preparing" }
-  /** The PreparedRun is published; the owner runs it. */
-  | { readonly kind: "running"; readonly statusWatch: RunStatusWatch }
-  /** The user stopped the run: cancel sent; the owner's terminal, or the grace timer, ends the stream. */
-  | { readonly kind: "cancelling"; readonly statusWatch: RunStatusWatch; readonly graceTimer: NodeJS.Timeout }
-  /** EndStream written. */
-  | { readonly kind: "ended" };
-
 /** Why the stream ends: the owner's terminal, or a reason of this side (the owner is then told to stop). */
 type Ending = { readonly by: "terminal" } | { readonly by: "session"; readonly closeKind: FailureKind };
 
@@ -75,9 +63,8 @@ class CursorRunSession implements RunSession {
   readonly #blobs: ClientBlobs;
   readonly #frames: EventFrames;
   readonly #wire: ExecWire;
-  #phase: Phase = { kind: "preparing" };
+  readonly #lifecycle: RunLifecycle;
   #plan: RunPlan | undefined;
-  #bus: RunBus | undefined;
 
   constructor(services: SessionServices, context: RunOpenContext, runId: RunId) {
     this.#services = services;
@@ -101,6 +88,16 @@ class CursorRunSession implements RunSession {
       modelCallIdOf: (index) => clientModelCallId(runId, index),
     });
     this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), log: this.#log });
+    this.#lifecycle = new RunLifecycle({
+      nc: deps.nc,
+      names: deps.names,
+      runId,
+      timeouts: { publishDeadlineMs: deps.timeouts.publishDeadlineMs, runStatusCheckMs: deps.timeouts.runStatusCheckMs, cancelGraceMs: CANCEL_GRACE_MS },
+      ensureStreams: services.ensureStreams,
+      findRun: (id) => services.store.findRun(id),
+      onCancelGraceOver: (reason) => this.#end(cancelledOutcome(reason), { by: "session", closeKind: FailureKind.CLIENT }),
+      log: this.#log,
+    });
   }
 
   start(): void {
@@ -144,7 +141,7 @@ class CursorRunSession implements RunSession {
 
   /** A method, not a narrowed field read: the phase changes while preparation awaits. */
   #ended(): boolean {
-    return this.#phase.kind === "ended";
+    return this.#lifecycle.ended();
   }
 
   /** Client answers to execs/queries; a tool that throws on them ends the run instead of the transport. */
@@ -204,7 +201,7 @@ class CursorRunSession implements RunSession {
       wire: this.#wire,
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
-      publishResult: (result) => publishToolResult(deps.nc, deps.names, this.#runId, result, deps.timeouts.publishDeadlineMs),
+      publishResult: (result) => this.#lifecycle.publishToolResult(result),
       publishFailed: (error) => this.#fail(error),
       ended: () => this.#ended(),
       now: () => Date.now(),
@@ -229,91 +226,34 @@ class CursorRunSession implements RunSession {
       ended: () => this.#ended(),
       log: this.#log,
     });
-    this.#bus = await openRunBus(
-      deps.nc,
-      deps.names,
-      this.#runId,
-      {
-        onClientEvent: (event: ClientEvent) => {
-          this.#touchStatusWatch();
-          if (!this.#ended()) this.#frames.accept(event);
-        },
-        onStateEvent: (event) => {
-          this.#touchStatusWatch();
-          return stateHandler.handle(event);
-        },
-      },
-      this.#log,
-    );
-    if (this.#ended()) return void this.#bus.close();
-
-    await this.#services.ensureStreams();
-    if (this.#ended()) return void this.#bus.close();
-    await publishPreparedRun(deps.nc, deps.names, plan.run, deps.timeouts.publishDeadlineMs);
-    if (this.#ended()) {
-      // The stream ended while the publish was in flight: the run exists now, so stop it.
-      this.#sendCancel("the client went away before the run started");
-      return;
-    }
-    const statusWatch = new RunStatusWatch({
-      runId: this.#runId,
-      intervalMs: deps.timeouts.runStatusCheckMs,
-      getRun: (runId) => this.#services.store.findRun(runId),
-      // The same path as a terminal state event: idempotent if that arrives too.
-      onEnded: (terminal) => void stateHandler.handle(create(StateEventSchema, { event: { case: "terminal", value: terminal } })),
-      log: this.#log,
+    const started = await this.#lifecycle.start(plan.run, {
+      onClientEvent: (event: ClientEvent) => this.#frames.accept(event),
+      onStateEvent: (event) => stateHandler.handle(event),
     });
-    this.#phase = { kind: "running", statusWatch };
-    statusWatch.touch();
+    if (started === "ended") return;
     this.#log.info(
       { model: plan.model.id, mode: plan.run.prompt?.mode, action: plan.run.action.case, base_revision_id: plan.run.baseRevisionId },
       "run published",
     );
   }
 
-  #touchStatusWatch(): void {
-    const phase = this.#phase;
-    if (phase.kind === "running" || phase.kind === "cancelling") phase.statusWatch.touch();
-  }
-
   #cancel(reason: string): void {
-    const phase = this.#phase;
-    switch (phase.kind) {
-      case "preparing":
+    const effect = this.#lifecycle.cancel(reason);
+    switch (effect) {
+      case "end_now":
         this.#log.info({ reason }, "run cancelled before it started");
         this.#end(cancelledOutcome(reason), { by: "session", closeKind: FailureKind.CLIENT });
         return;
-      case "running": {
-        this.#log.info({ reason }, "cancelling run");
-        this.#sendCancel(reason);
-        const graceTimer = setTimeout(() => this.#end(cancelledOutcome(reason), { by: "session", closeKind: FailureKind.CLIENT }), CANCEL_GRACE_MS);
-        graceTimer.unref();
-        this.#phase = { kind: "cancelling", statusWatch: phase.statusWatch, graceTimer };
-        return;
-      }
       case "cancelling":
-      case "ended":
+        this.#log.info({ reason }, "cancelling run");
+        return;
+      case "ignored":
         return;
       default: {
-        const unreachable: never = phase;
-        throw new Error(`unknown session phase ${JSON.stringify(unreachable)}`);
+        const unreachable: never = effect;
+        throw new Error(`unknown cancel effect ${String(unreachable)}`);
       }
     }
-  }
-
-  #sendCancel(reason: string): void {
-    const { deps } = this.#services;
-    publishCancel(deps.nc, deps.names, this.#runId, reason, deps.timeouts.publishDeadlineMs).catch((error: unknown) =>
-      this.#log.error({ err: error }, "cancel command not published"),
-    );
-  }
-
-  /** The run owner must stop because this side failed (not a user cancel). */
-  #sendClientClosed(error: string, failureKind: FailureKind): void {
-    const { deps } = this.#services;
-    publishClientClosed(deps.nc, deps.names, this.#runId, { error, failureKind }, deps.timeouts.publishDeadlineMs).catch((err: unknown) =>
-      this.#log.error({ err }, "client closed command not published"),
-    );
   }
 
   /** The client broke the exec/interaction protocol: logged here, never handed to the run owner as a result. */
@@ -335,41 +275,19 @@ class CursorRunSession implements RunSession {
   }
 
   #end(outcome: EndOutcome, ending: Ending): void {
-    const phase = this.#phase;
-    if (phase.kind === "ended") return;
-    this.#phase = { kind: "ended" };
-    // Only a run the owner is running without having been told to stop gets a stop command.
-    let ownerRunning: boolean;
-    switch (phase.kind) {
-      case "preparing":
-        // Nothing on the bus yet; a publish still in flight sends its own cancel.
-        ownerRunning = false;
-        break;
-      case "running":
-        phase.statusWatch.stop();
-        ownerRunning = true;
-        break;
-      case "cancelling":
-        clearTimeout(phase.graceTimer);
-        phase.statusWatch.stop();
-        ownerRunning = false;
-        break;
-      default: {
-        const unreachable: never = phase;
-        throw new Error(`unknown session phase ${JSON.stringify(unreachable)}`);
-      }
-    }
+    // The owner is still running a run nobody listens to any more: the lifecycle sends it this stop command.
+    if (!this.#lifecycle.end(ending.by === "session" ? stopCommandOf(outcome, ending.closeKind) : undefined)) return;
     this.#frames.closeOpenBlocks();
     const aborted = this.#wire.abortRunning();
     if (aborted.length > 0) this.#log.info({ exec_ids: aborted }, "running execs aborted");
     this.#context.stream.end(outcome);
     this.#kv.close("the run ended");
-    // The owner is still running a run nobody listens to any more: stop it.
-    if (ownerRunning && ending.by === "session") {
-      if (outcome.kind === "error" && outcome.code !== "canceled") this.#sendClientClosed(outcome.message, ending.closeKind);
-      else this.#sendCancel(outcome.kind === "ok" ? "client stream ended" : outcome.message);
-    }
-    void this.#bus?.close();
     this.#log.info({ outcome: outcome.kind === "ok" ? "ok" : outcome.code }, "run stream ended");
   }
+}
+
+/** An error end (other than a cancel) fails the run with the failure's kind; any other end cancels it. */
+function stopCommandOf(outcome: EndOutcome, closeKind: FailureKind): StopCommand {
+  if (outcome.kind === "error" && outcome.code !== "canceled") return { kind: "client_closed", error: outcome.message, failureKind: closeKind };
+  return { kind: "cancel", reason: outcome.kind === "ok" ? "client stream ended" : outcome.message };
 }

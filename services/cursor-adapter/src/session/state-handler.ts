@@ -1,21 +1,19 @@
 /**
- * StateEvents from the run owner (request/reply on byok.runs.<run_id>.state):
- * commits are projected into Cursor checkpoints before the StateAck (the
- * barrier), ExecuteToolRound starts the round's tools (answered once they are
- * dispatched, not when they finish), terminals end the stream. A new owner
- * re-sends the pending event after failover, so events are handled once per
- * (cause, round, revision) / round / terminal and in arrival order. Liveness
- * probes are answered at once (ok while the Cursor stream is open), outside
- * that order.
+ * StateEvents from the run owner, as Cursor sees them: the order, the probes
+ * and the once-only rules are the shared StateEventRouter's (@byok/run-client);
+ * this handler says what each event means here. Commits are projected into
+ * Cursor checkpoints before the StateAck (the barrier), ExecuteToolRound
+ * starts the round's tools (answered once they are dispatched), terminals end
+ * the stream.
  */
 import { CommitCause, type ExecuteToolRound, type RunTerminal, type StateCommitted, type StateEvent } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
+import { STREAM_CLOSED, StateEventRouter, type StateAckInit } from "@byok/run-client";
 import type { ConversationProjection } from "../checkpoint/conversation-projection.ts";
 import type { EventFrames } from "../interaction/event-frames.ts";
 import type { EndOutcome } from "../transport/session-port.ts";
 import { cancelledOutcome, endOutcomeOf, failureMessage, sessionFailureOf, type SessionFailure } from "./failures.ts";
-import type { StateAckInit } from "./run-bus.ts";
 import type { ToolRoundCommits } from "./tool-round-commits.ts";
 import type { ToolRoundDriver } from "./tool-round-driver.ts";
 
@@ -33,62 +31,28 @@ export interface StateHandlerPorts {
   log: Logger;
 }
 
-const STREAM_CLOSED: StateAckInit = { ok: false, error: "the client stream is closed" };
-
 export class StateHandler {
   readonly #ports: StateHandlerPorts;
-  readonly #commits = new Map<string, StateAckInit>();
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #router: StateEventRouter;
 
   constructor(ports: StateHandlerPorts) {
     this.#ports = ports;
+    this.#router = new StateEventRouter({
+      ended: () => ports.ended(),
+      commit: (committed) => this.#project(committed),
+      execute: (round) => this.#execute(round),
+      terminal: (outcome) => this.#terminal(outcome),
+    });
   }
 
   handle(event: StateEvent): Promise<StateAckInit> {
-    // A liveness probe is answered at once, not behind a commit being projected.
-    if (event.event.case === "probe") return Promise.resolve(this.#ports.ended() ? STREAM_CLOSED : { ok: true });
-    const result = this.#queue.then(() => this.#handle(event));
-    this.#queue = result.catch(() => {});
-    return result;
+    return this.#router.handle(event);
   }
 
-  async #handle(event: StateEvent): Promise<StateAckInit> {
-    const e = event.event;
-    switch (e.case) {
-      case "stateCommitted":
-        return this.#commit(e.value);
-      case "terminal":
-        return this.#terminal(e.value.outcome);
-      case "executeToolRound":
-        return this.#execute(e.value);
-      case "probe":
-        return this.#ports.ended() ? STREAM_CLOSED : { ok: true };
-      case undefined:
-        return { ok: false, error: "empty state event" };
-      default: {
-        const unreachable: never = e;
-        throw new Error(`unknown state event ${String(unreachable)}`);
-      }
-    }
-  }
-
-  #execute(round: ExecuteToolRound): StateAckInit {
-    if (this.#ports.ended()) return STREAM_CLOSED;
+  #execute(round: ExecuteToolRound): void {
     this.#ports.frames.closeOpenBlocks();
     this.#ports.driver.execute(round.roundId, round.calls);
     this.#ports.log.debug({ round_id: round.roundId, calls: round.calls.length }, "tool round dispatched");
-    return { ok: true };
-  }
-
-  async #commit(committed: StateCommitted): Promise<StateAckInit> {
-    // The staged commit of a round carries the revision the previous commit ended on: the key needs the cause.
-    const key = `${committed.cause}\u0000${committed.roundId}\u0000${committed.revisionId}`;
-    const seen = this.#commits.get(key);
-    if (seen !== undefined) return seen;
-    if (this.#ports.ended()) return STREAM_CLOSED;
-    const ack = await this.#project(committed);
-    if (ack.ok) this.#commits.set(key, ack);
-    return ack;
   }
 
   async #project(committed: StateCommitted): Promise<StateAckInit> {
@@ -147,9 +111,8 @@ export class StateHandler {
     }
   }
 
-  #terminal(outcome: RunTerminal["outcome"]): StateAckInit {
-    // Every branch below ends the stream: a repeated terminal (or one after the stream ended) is only acknowledged.
-    if (this.#ports.ended()) return { ok: true };
+  /** Every branch ends the stream (the router hands over one terminal, while the stream is open). */
+  #terminal(outcome: RunTerminal["outcome"]): void {
     switch (outcome.case) {
       case "completed": {
         const repeat = this.#ports.projection.repeatSettledFrame();
@@ -171,6 +134,5 @@ export class StateHandler {
         throw new Error(`unknown run outcome ${String(unreachable)}`);
       }
     }
-    return { ok: true };
   }
 }

@@ -6,10 +6,10 @@
  * ClientCommand{tool_result} to the run owner. Results are published one at a
  * time, in the order the calls finished.
  *
- * A round is known by its id: a repeated ExecuteToolRound (new owner after
- * failover) dispatches only calls this session has not started. The driver
- * also keeps the conversation state tools change (read paths, todos, MCP
- * routes) for the settled checkpoint.
+ * A round is known by its id (the shared ToolRoundLedger of @byok/run-client):
+ * a repeated ExecuteToolRound (new owner after failover) dispatches only calls
+ * this session has not started. The driver also keeps the conversation state
+ * tools change (read paths, todos, MCP routes) for the settled checkpoint.
  */
 import type { ToolCallPart } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
@@ -21,7 +21,7 @@ import { withReadPaths } from "../tools/files.ts";
 import { planToolCall } from "../tools/plan-tool-call.ts";
 import type { ToolOutcome, ToolPlanContext } from "../tools/types.ts";
 import type { ExecWire, WireProgress } from "./exec-wire.ts";
-import type { ToolResultInit } from "./run-bus.ts";
+import { ToolRoundLedger, type ToolResultInit, type ToolRound } from "@byok/run-client";
 
 export interface ToolRoundDriverPorts {
   conversationId: string;
@@ -41,27 +41,25 @@ export interface ToolRoundDriverPorts {
   log: Logger;
 }
 
-interface RoundState {
-  readonly roundId: string;
+interface RoundInfo {
   /** Card started_at_ms and the staged checkpoint's pendingToolCallStartedAtMs. */
   readonly startedAtMs: number;
-  readonly calls: readonly ToolCallPart[];
-  readonly dispatched: Set<string>;
-  readonly outcomes: Map<string, ToolOutcome>;
 }
+
+type RoundState = ToolRound<RoundInfo, ToolOutcome>;
 
 export class ToolRoundDriver {
   readonly #ports: ToolRoundDriverPorts;
-  readonly #rounds = new Map<string, RoundState>();
+  readonly #rounds: ToolRoundLedger<RoundInfo, ToolOutcome>;
   readonly #allowedToolNames: ReadonlySet<string>;
   #readPaths: string[];
   #todos: tools.TodoItem[];
   #todosChanged = false;
   #resumedRoundUsed = false;
-  #publishing: Promise<void> = Promise.resolve();
 
   constructor(ports: ToolRoundDriverPorts) {
     this.#ports = ports;
+    this.#rounds = new ToolRoundLedger({ publishResult: ports.publishResult, publishFailed: ports.publishFailed, ended: ports.ended });
     this.#allowedToolNames = new Set(ports.setup.toolNames);
     this.#readPaths = [...ports.readPaths];
     this.#todos = [...ports.setup.todos];
@@ -73,18 +71,14 @@ export class ToolRoundDriver {
    * staged checkpoint: that one keeps the checkpoint's time.
    */
   beginRound(roundId: string, calls: readonly ToolCallPart[]): { startedAtMs: number } {
-    return this.#round(roundId, calls);
+    return this.#round(roundId, calls).info;
   }
 
   /** ExecuteToolRound: starts every call of the round this session has not started yet. */
   execute(roundId: string, calls: readonly ToolCallPart[]): void {
     if (!this.#rounds.has(roundId)) this.#ports.log.info({ round_id: roundId }, "tool round executed without a staged commit in this session");
     const round = this.#round(roundId, calls);
-    for (const call of calls) {
-      if (round.dispatched.has(call.callId)) continue;
-      round.dispatched.add(call.callId);
-      this.#dispatch(round, call);
-    }
+    for (const call of this.#rounds.dispatch(roundId, calls)) this.#dispatch(round, call);
   }
 
   /** The round's calls (from its staged assistant or its ExecuteToolRound), in model order. */
@@ -116,11 +110,7 @@ export class ToolRoundDriver {
   }
 
   #round(roundId: string, calls: readonly ToolCallPart[]): RoundState {
-    const known = this.#rounds.get(roundId);
-    if (known !== undefined) return known;
-    const round: RoundState = { roundId, startedAtMs: this.#startTimeOf(calls), calls, dispatched: new Set(), outcomes: new Map() };
-    this.#rounds.set(roundId, round);
-    return round;
+    return this.#rounds.round(roundId, calls, () => ({ startedAtMs: this.#startTimeOf(calls) }));
   }
 
   #dispatch(round: RoundState, call: ToolCallPart): void {
@@ -159,7 +149,7 @@ export class ToolRoundDriver {
       allowedToolNames: this.#allowedToolNames,
       mcp: setup.mcp,
       todos: this.#todos,
-      startedAtMs: round.startedAtMs,
+      startedAtMs: round.info.startedAtMs,
       now: this.#ports.now,
     };
   }
@@ -180,8 +170,7 @@ export class ToolRoundDriver {
   }
 
   #complete(round: RoundState, callId: string, modelCallId: string, outcome: ToolOutcome): void {
-    if (this.#ports.ended() || round.outcomes.has(callId)) return;
-    round.outcomes.set(callId, outcome);
+    if (!this.#rounds.finish(round.roundId, callId, outcome)) return;
     this.#update(toolCallCompletedUpdate(callId, outcome.toolCall, modelCallId));
     for (const effect of outcome.effects) {
       switch (effect.kind) {
@@ -203,14 +192,7 @@ export class ToolRoundDriver {
     }
     this.#ports.log.debug({ call_id: callId, is_error: outcome.isError, round_id: round.roundId }, "tool call completed");
     const result: ToolResultInit = { callId, content: outcome.content, isError: outcome.isError };
-    this.#publishing = this.#publishing.then(async () => {
-      if (this.#ports.ended()) return;
-      try {
-        await this.#ports.publishResult(result);
-      } catch (error) {
-        this.#ports.publishFailed(error);
-      }
-    });
+    this.#rounds.publish(result);
   }
 
   #update(update: ToolInteractionUpdate): void {

@@ -6,6 +6,7 @@
 import OpenAI from "openai";
 import type { Logger } from "@byok/platform";
 import type { Route } from "../routes.ts";
+import type { PassThroughRequest, PassThroughTarget } from "./adapter.ts";
 import { sdkLogger } from "./sdk-logger.ts";
 import { isContextOverflow } from "../context-overflow.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
@@ -20,6 +21,15 @@ export function createOpenAiClient(route: Route, log: Logger): OpenAI {
     logger: sdkLogger(log, "openai"),
     logLevel: "warn",
   });
+}
+
+/** A relayed client request to `path` of the route (OpenAI kinds: Bearer key). */
+export function openAiPassThroughTarget(route: Route, path: string, request: PassThroughRequest): PassThroughTarget {
+  const query = new URLSearchParams(request.query).toString();
+  return {
+    url: `${route.baseUrl}${path}${query === "" ? "" : `?${query}`}`,
+    headers: { ...route.headers, ...request.headers, authorization: `Bearer ${route.apiKey.reveal()}` },
+  };
 }
 
 export function openAiSendFailure(error: unknown): SendFailure {

@@ -31,6 +31,8 @@ export async function replayRecording(kind: ProviderKind, file: string, onEvent:
   try {
     const route: Route = {
       id: `replay-${kind}`,
+      displayName: `replay ${kind}`,
+      aliases: [],
       kind,
       providerId: "replay",
       upstreamModel: "recorded-model",

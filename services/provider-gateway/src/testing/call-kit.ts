@@ -28,6 +28,8 @@ export const FIXTURE_KINDS: readonly ProviderKind[] = ["openai-chat", "openai-re
 export function testRoute(kind: ProviderKind, llm: Pick<MockLlm, "baseUrl">, overrides: Partial<Route> = {}): Route {
   return {
     id: `test-${kind}`,
+    displayName: `Test ${kind}`,
+    aliases: [],
     kind,
     providerId: "mock",
     upstreamModel: `${kind}-upstream-model`,

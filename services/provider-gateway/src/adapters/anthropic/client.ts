@@ -6,6 +6,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Logger } from "@byok/platform";
 import type { Route } from "../../routes.ts";
+import type { PassThroughRequest, PassThroughTarget } from "../adapter.ts";
 import { sdkLogger } from "../sdk-logger.ts";
 import { isContextOverflow } from "../../context-overflow.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../../upstream-errors.ts";
@@ -20,6 +21,19 @@ export function createAnthropicClient(route: Route, log: Logger): Anthropic {
     logger: sdkLogger(log, "anthropic"),
     logLevel: "warn",
   });
+}
+
+/** The API version the SDK sends, used for relayed requests that name none. */
+const ANTHROPIC_VERSION = "2023-06-01";
+
+/** A relayed Messages (or count_tokens) request: x-api-key, the client's anthropic-version / anthropic-beta. */
+export function anthropicPassThroughTarget(route: Route, request: PassThroughRequest): PassThroughTarget {
+  const path = request.operation === "count_tokens" ? "/v1/messages/count_tokens" : "/v1/messages";
+  const query = new URLSearchParams(request.query).toString();
+  return {
+    url: `${route.baseUrl}${path}${query === "" ? "" : `?${query}`}`,
+    headers: { "anthropic-version": ANTHROPIC_VERSION, ...route.headers, ...request.headers, "x-api-key": route.apiKey.reveal() },
+  };
 }
 
 export function anthropicSendFailure(error: unknown): SendFailure {

@@ -2,7 +2,9 @@
 import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/messages";
 import type { ProviderAdapter } from "../adapter.ts";
 import { prepareWith } from "../prepare.ts";
-import { anthropicSendFailure, createAnthropicClient } from "./client.ts";
+import { decodeReplay } from "../replay-codec.ts";
+import { anthropicPassThroughTarget, anthropicSendFailure, createAnthropicClient } from "./client.ts";
+import { anthropicReplaySchema } from "./replay.ts";
 import { buildAnthropicRequest } from "./request.ts";
 import { AnthropicStreamDecoder } from "./stream.ts";
 
@@ -20,6 +22,8 @@ export const anthropicAdapter: ProviderAdapter = {
         ),
       toSendFailure: anthropicSendFailure,
       createDecoder: (writer) => new AnthropicStreamDecoder(writer, route),
+      passThroughTarget: (request) => anthropicPassThroughTarget(route, request),
+      hasOpaqueReplay: (replay) => decodeReplay(replay, route, anthropicReplaySchema)?.layout.some((slot) => slot.kind === "opaque") === true,
     };
   },
 };

@@ -1,8 +1,10 @@
 /** The openai-chat adapter: Chat Completions through the OpenAI SDK. */
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import type { ProviderAdapter } from "../adapter.ts";
-import { createOpenAiClient, openAiSendFailure } from "../openai-client.ts";
+import { createOpenAiClient, openAiPassThroughTarget, openAiSendFailure } from "../openai-client.ts";
 import { prepareWith } from "../prepare.ts";
+import { decodeReplay } from "../replay-codec.ts";
+import { chatReplaySchema } from "./replay.ts";
 import { buildChatRequest } from "./request.ts";
 import { ChatStreamDecoder } from "./stream.ts";
 
@@ -20,6 +22,8 @@ export const openAiChatAdapter: ProviderAdapter = {
         ),
       toSendFailure: openAiSendFailure,
       createDecoder: (writer) => new ChatStreamDecoder(writer, route),
+      passThroughTarget: (request) => openAiPassThroughTarget(route, "/chat/completions", request),
+      hasOpaqueReplay: (replay) => (decodeReplay(replay, route, chatReplaySchema)?.reasoning?.text ?? "") !== "",
     };
   },
 };

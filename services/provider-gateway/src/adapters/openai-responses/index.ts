@@ -1,8 +1,10 @@
 /** The openai-responses adapter: the Responses API through the OpenAI SDK. */
 import type { ResponseCreateParamsStreaming } from "openai/resources/responses/responses";
 import type { ProviderAdapter } from "../adapter.ts";
-import { createOpenAiClient, openAiSendFailure } from "../openai-client.ts";
+import { createOpenAiClient, openAiPassThroughTarget, openAiSendFailure } from "../openai-client.ts";
 import { prepareWith } from "../prepare.ts";
+import { decodeReplay } from "../replay-codec.ts";
+import { responsesReplaySchema } from "./replay.ts";
 import { buildResponsesRequest } from "./request.ts";
 import { ResponsesStreamDecoder } from "./stream.ts";
 
@@ -20,6 +22,8 @@ export const openAiResponsesAdapter: ProviderAdapter = {
         ),
       toSendFailure: openAiSendFailure,
       createDecoder: (writer) => new ResponsesStreamDecoder(writer, route),
+      passThroughTarget: (request) => openAiPassThroughTarget(route, "/responses", request),
+      hasOpaqueReplay: (replay) => decodeReplay(replay, route, responsesReplaySchema)?.layout.some((slot) => slot.kind === "opaque") === true,
     };
   },
 };

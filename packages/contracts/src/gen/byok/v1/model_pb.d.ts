@@ -430,7 +430,8 @@ export declare type ModelFailure = Message<"byok.v1.ModelFailure"> & {
   providerCode: string;
 
   /**
-   * OVER_LIMIT: milliseconds until the limit may admit the call; 0 = unknown.
+   * OVER_LIMIT: milliseconds until the limit may admit the call; RATE_LIMITED:
+   * the endpoint's Retry-After. 0 = unknown.
    *
    * @generated from field: uint32 retry_after_ms = 7;
    */

@@ -1,0 +1,263 @@
+/**
+ * What the provider gateway's HTTP front adds to a streamed request on the
+ * same-shape path (an OpenAI Chat client on an openai-chat route).
+ *
+ * Baseline: the request straight to the mock LLM (the recorded fixture
+ * openai-chat/openai-gpt4o-text-usage.sse, 34 SSE events written one by one).
+ * Gateway: the same request to /v1/chat/completions of a provider gateway
+ * running as its own process (`node services/provider-gateway/src/main.ts`,
+ * as in production), authenticated with a member key (member.verify answered
+ * on the bus by this process; the gateway caches verified keys) and relayed
+ * to the same mock. Client and mock run in this process on loopback, with
+ * node:http and a keep-alive agent; direct and gateway runs alternate.
+ *
+ * Printed (never asserted): per concurrency level (1, 16, 64) p50 / p99 of
+ * the time to the first token (first non-empty content delta) and to the last
+ * byte, direct vs gateway and the added ms; then saturation throughput
+ * (completed streamed requests per second at high concurrency for a fixed
+ * time) with the CPU use of both processes, the gateway's CPU time per
+ * request and the rate one fully used gateway core would carry at that cost,
+ * and one translated row (an Anthropic client on the same chat route) for
+ * comparison.
+ *
+ *   npm run bench -- inbound
+ *
+ * Needs NATS (NATS_URL, default nats://127.0.0.1:4222). Environment:
+ * BENCH_ITERATIONS (300 at concurrency 1; levels run 20x their concurrency,
+ * at least that), BENCH_LEVELS ("1,16,64"), BENCH_SATURATION_SECONDS (5),
+ * BENCH_SATURATION_CONCURRENCY (128).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { Agent, request } from "node:http";
+import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { STORE_OPERATIONS } from "@byok/contracts";
+import { serveRequests, silentLogger } from "@byok/platform";
+import { connect } from "@nats-io/transport-node";
+import { createTestBus } from "@byok/test-support/infra";
+import { providerFixture } from "@byok/test-support/fixtures";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { machineContext, percentile, renderTable } from "./support/report.ts";
+
+const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+const MEMBER_KEY = "bgk_bench_member_key";
+const MODEL = "bench-chat";
+
+function intSetting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+const ITERATIONS = intSetting("BENCH_ITERATIONS", 300);
+const LEVELS = (process.env["BENCH_LEVELS"] ?? "1,16,64").split(",").map((v) => Number(v.trim()));
+const SATURATION_SECONDS = intSetting("BENCH_SATURATION_SECONDS", 5);
+const SATURATION_CONCURRENCY = intSetting("BENCH_SATURATION_CONCURRENCY", 128);
+
+interface Sample {
+  readonly firstTokenMs: number;
+  readonly endMs: number;
+}
+
+interface Target {
+  readonly name: string;
+  readonly port: number;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
+const FIRST_TOKEN = /"(content|text)":"[^"]/;
+
+function once(target: Target): Promise<Sample> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port: target.port, path: target.path, method: "POST", agent, headers: { "content-type": "application/json", ...target.headers } }, (res) => {
+      if (res.statusCode !== 200) {
+        reject(new Error(`${target.name}: HTTP ${res.statusCode}`));
+        res.resume();
+        return;
+      }
+      let firstTokenMs: number | undefined;
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        if (firstTokenMs === undefined && FIRST_TOKEN.test(chunk)) firstTokenMs = performance.now() - started;
+      });
+      res.on("end", () => {
+        const endMs = performance.now() - started;
+        resolve({ firstTokenMs: firstTokenMs ?? endMs, endMs });
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(target.body);
+  });
+}
+
+async function runLevel(llm: MockLlm, sse: string, target: Target, concurrency: number, count: number): Promise<Sample[]> {
+  const samples: Sample[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      next++;
+      llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: sse });
+      samples.push(await once(target));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  return samples;
+}
+
+async function saturate(llm: MockLlm, sse: string, target: Target, seconds: number, concurrency: number): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: sse });
+      await once(target);
+      done++;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  return done / ((performance.now() - started) / 1000);
+}
+
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function waitReady(port: number, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: `Bearer ${MEMBER_KEY}` } });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the gateway did not come up");
+}
+
+const ms = (v: number): string => v.toFixed(2);
+
+async function main(): Promise<void> {
+  const bus = createTestBus();
+  const llm = await startMockLlm();
+  const nc = await connect({ servers: bus.natsUrl });
+  const op = STORE_OPERATIONS.verifyMemberKey;
+  serveRequests(nc, `${bus.prefix}.store.${op.name}`, op.request, op.response, async () => ({ memberId: "bench-member" }), () => ({}), { log: silentLogger() });
+  await nc.flush();
+  const dir = await mkdtemp(join(tmpdir(), "inbound-bench-"));
+  const configPath = join(dir, "gateway.json");
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: "BENCH_PROVIDER_KEY", maxAttempts: 1 } },
+      models: [{ id: MODEL, displayName: "Bench chat", provider: "mock", upstreamModel: "gpt-4o" }],
+    }),
+  );
+  const port = await freePort();
+  const child = spawn(process.execPath, ["services/provider-gateway/src/main.ts"], {
+    env: { ...process.env, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, GATEWAY_CONFIG: configPath, BENCH_PROVIDER_KEY: "sk-bench", INBOUND_PORT: String(port), LOG_LEVEL: "warn" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  try {
+    await waitReady(port, child);
+    const sse = readFileSync(FIXTURE, "utf8");
+    const body = JSON.stringify({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] });
+    const direct: Target = { name: "direct", port: Number(new URL(llm.url).port), path: "/v1/chat/completions", headers: { authorization: "Bearer sk-bench" }, body: body.replace(MODEL, "gpt-4o") };
+    const gateway: Target = { name: "gateway", port, path: "/v1/chat/completions", headers: { authorization: `Bearer ${MEMBER_KEY}` }, body };
+    const translated: Target = {
+      name: "translated",
+      port,
+      path: "/v1/messages",
+      headers: { "x-api-key": MEMBER_KEY, "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: MODEL, stream: true, max_tokens: 512, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] }),
+    };
+
+    for (const target of [direct, gateway, translated]) await runLevel(llm, sse, target, 8, 200); // warm-up
+    const machine = machineContext();
+    console.log(`\ninbound-overhead: same-shape chat streaming, ${machine.cores} cores (${machine.cpuModel}), Node ${machine.node}, load ${machine.loadAverage}`);
+    const rows: string[][] = [];
+    for (const level of LEVELS) {
+      const count = level === 1 ? ITERATIONS : Math.max(ITERATIONS, level * 20);
+      const d: Sample[] = [];
+      const g: Sample[] = [];
+      // Alternate in rounds so machine noise hits both alike.
+      for (let round = 0; round < 4; round++) {
+        d.push(...(await runLevel(llm, sse, direct, level, Math.ceil(count / 4))));
+        g.push(...(await runLevel(llm, sse, gateway, level, Math.ceil(count / 4))));
+      }
+      for (const [metric, pick] of [["first token", (s: Sample) => s.firstTokenMs], ["last byte", (s: Sample) => s.endMs]] as const) {
+        for (const p of [50, 99]) {
+          const base = percentile(d.map(pick), p);
+          const cand = percentile(g.map(pick), p);
+          rows.push([String(level), `${metric} p${p}`, ms(base), ms(cand), `${cand >= base ? "+" : ""}${ms(cand - base)}`]);
+        }
+      }
+    }
+    console.log(renderTable(["concurrency", "metric", "direct ms", "gateway ms", "added ms"], rows));
+
+    const t1 = await runLevel(llm, sse, translated, 1, ITERATIONS);
+    const d1 = await runLevel(llm, sse, direct, 1, ITERATIONS);
+    console.log(
+      `\ntranslated (Anthropic client -> chat route), concurrency 1: first token p50 ${ms(percentile(t1.map((s) => s.firstTokenMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.firstTokenMs), 50))}), last byte p50 ${ms(percentile(t1.map((s) => s.endMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.endMs), 50))})`,
+    );
+
+    const pid = child.pid as number;
+    const satRows: string[][] = [];
+    for (const target of [direct, gateway]) {
+      const selfBefore = process.cpuUsage();
+      const childBefore = cpuTicks(pid);
+      const wallBefore = performance.now();
+      const rate = await saturate(llm, sse, target, SATURATION_SECONDS, SATURATION_CONCURRENCY);
+      const wall = (performance.now() - wallBefore) / 1000;
+      const self = process.cpuUsage(selfBefore);
+      const selfPct = ((self.user + self.system) / 1e6 / wall) * 100;
+      const childPct = ((cpuTicks(pid) - childBefore) / 100 / wall) * 100;
+      const gatewayCpuMs = target === gateway && rate > 0 ? (childPct / 100 / rate) * 1000 : undefined;
+      satRows.push([
+        target.name,
+        rate.toFixed(0),
+        `${selfPct.toFixed(0)}%`,
+        `${childPct.toFixed(0)}%`,
+        gatewayCpuMs === undefined ? "-" : gatewayCpuMs.toFixed(3),
+        gatewayCpuMs === undefined ? "-" : (1000 / gatewayCpuMs).toFixed(0),
+      ]);
+    }
+    console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each`);
+    console.log(renderTable(["target", "requests/s", "client+mock CPU", "gateway CPU", "gateway CPU ms/req", "req/s per gateway core"], satRows));
+    console.log("(numbers only; the client and the mock share one process and core, so the gateway rate is bounded by theirs;");
+    console.log(" on a shared, loaded machine the CPU per request and the rate one gateway core would carry are the steadier figures)");
+    console.log(`load average at the end: ${machineContext().loadAverage}`);
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+    agent.destroy();
+    await nc.close();
+    await llm.stop();
+    await bus.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

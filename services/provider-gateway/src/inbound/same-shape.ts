@@ -1,0 +1,227 @@
+/**
+ * The same-shape fast path: the client speaks the route's endpoint kind, so
+ * its request goes upstream with the minimal change and the answer comes back
+ * as the endpoint sent it.
+ *
+ * Minimal change: `model` becomes the route's upstream model; a streamed chat
+ * request asks for usage (`stream_options.include_usage`; the usage chunk is
+ * left out again for a client that did not ask); anthropic-beta /
+ * anthropic-version headers and `?beta=true` are passed on; items the gateway
+ * made up for another shape (gateway-markers.ts) are left out. The key is the
+ * route's. Retries only before the first byte, as for every model call.
+ *
+ * Streaming: every chunk of the upstream body is written to the client as it
+ * is delivered, before the next one (so each SSE event reaches the client
+ * before the next one is read); the usage for the ledger is read from the
+ * passing events (stream-watch.ts). The request goes out on node:http
+ * (upstream-http.ts explains why not through the SDK). A stream that breaks, or ends without the endpoint's
+ * terminal signal, gets an error event in the client's format.
+ */
+import type { IncomingMessage } from "node:http";
+import { StringDecoder } from "node:string_decoder";
+import { ModelFailureKind } from "@byok/contracts";
+import type { PassThroughRequest } from "../adapters/adapter.ts";
+import { GATEWAY_SHUTDOWN } from "../model-call.ts";
+import { openWithRetries } from "../retry.ts";
+import { errorOfFailure, InboundError } from "./client-errors.ts";
+import { GATEWAY_REASONING_ID_PREFIX, GATEWAY_THINKING_SIGNATURE } from "./gateway-markers.ts";
+import { sendError, startSse } from "./http-answers.ts";
+import type { CallResult, InboundCall } from "./inbound-call.ts";
+import { inStreamError } from "./in-stream-error.ts";
+import { SseSplitter } from "./sse-splitter.ts";
+import { bodyUsage, streamWatch } from "./stream-watch.ts";
+import { sendUpstream, upstreamSendFailure } from "./upstream-http.ts";
+
+interface SameShapeRequest extends PassThroughRequest {
+  /** Leave the usage-only chunk out (chat: the gateway asked for usage, the client did not). */
+  readonly dropUsageChunk: boolean;
+}
+
+/** The client's request with the minimal change for the route. */
+export function sameShapeRequest(call: Pick<InboundCall, "format" | "route" | "body" | "stream" | "headers" | "query">, operation: PassThroughRequest["operation"] = "create"): SameShapeRequest {
+  const body: Record<string, unknown> = { ...call.body, model: call.route.upstreamModel };
+  let dropUsageChunk = false;
+  const headers: Record<string, string> = {};
+  const query: Record<string, string> = {};
+  switch (call.format) {
+    case "openai-chat": {
+      const options = isRecord(body["stream_options"]) ? body["stream_options"] : {};
+      if (call.stream && options["include_usage"] !== true) {
+        body["stream_options"] = { ...options, include_usage: true };
+        dropUsageChunk = true;
+      }
+      break;
+    }
+    case "openai-responses":
+      if (Array.isArray(body["input"])) body["input"] = withoutGatewayReasoning(body["input"]);
+      break;
+    case "anthropic": {
+      for (const name of ["anthropic-beta", "anthropic-version"]) {
+        const value = call.headers[name];
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(",") : value;
+      }
+      const beta = call.query.get("beta");
+      if (beta !== null) query["beta"] = beta;
+      if (Array.isArray(body["messages"])) body["messages"] = withoutGatewayThinking(body["messages"]);
+      break;
+    }
+    default: {
+      const never: never = call.format;
+      throw new Error(`unknown format ${String(never)}`);
+    }
+  }
+  return { operation, body, stream: call.stream, headers, query, dropUsageChunk };
+}
+
+export async function relaySameShape(call: InboundCall, operation: PassThroughRequest["operation"] = "create"): Promise<CallResult> {
+  const { res, adapter, format } = call;
+  const request = sameShapeRequest(call, operation);
+  const target = adapter.passThroughTarget(request);
+  const body = JSON.stringify(request.body);
+  const opened = await openWithRetries(
+    (signal) => {
+      call.observer?.requestSent();
+      return sendUpstream(target, body, signal, adapter.route.headersTimeoutMs);
+    },
+    upstreamSendFailure,
+    call.policy,
+    call.signal,
+    {
+    onRetry: (attempt, failure, delayMs) =>
+      call.log.warn({ attempt, failure_kind: ModelFailureKind[failure.kind], http_status: failure.httpStatus, delay_ms: delayMs }, "retrying a relayed request before the first byte"),
+    },
+  );
+  switch (opened.kind) {
+    case "cancelled":
+      if (call.signal.reason === GATEWAY_SHUTDOWN) sendError(res, format, new InboundError("unavailable", "the gateway is stopping; try again"));
+      else res.destroy();
+      return { outcome: "CANCELLED", usage: undefined, firstByteMs: undefined };
+    case "failed": {
+      sendError(res, format, errorOfFailure(opened.failure));
+      return { outcome: ModelFailureKind[opened.failure.kind] ?? "failed", usage: undefined, firstByteMs: undefined };
+    }
+    case "opened":
+      break;
+    default: {
+      const never: never = opened;
+      throw new Error(`unknown open outcome ${JSON.stringify(never)}`);
+    }
+  }
+  const upstream = opened.response;
+  const contentType = headerText(upstream.headers["content-type"]);
+  if (!request.stream) {
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of upstream) chunks.push(chunk as Buffer);
+    } catch (error) {
+      if (call.signal.aborted) return { outcome: "CANCELLED", usage: undefined, firstByteMs: undefined };
+      sendError(res, format, new InboundError("upstream", `the upstream answer broke: ${(error as Error).message}`));
+      return { outcome: ModelFailureKind[ModelFailureKind.TRUNCATED], usage: undefined, firstByteMs: undefined };
+    }
+    const answer = Buffer.concat(chunks);
+    res.writeHead(200, { "content-type": contentType ?? "application/json", "content-length": String(answer.length) });
+    res.end(answer);
+    return { outcome: "ok", usage: bodyUsage(adapter.route.kind, parseJson(answer.toString("utf8"))), firstByteMs: Date.now() - call.started };
+  }
+  return relayStream(call, upstream, contentType, request.dropUsageChunk);
+}
+
+/**
+ * Each chunk is written to the client in the 'data' handler that delivers it,
+ * before the next one is delivered; a client that cannot take more pauses the
+ * upstream socket until it drains.
+ */
+function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: string | undefined, dropUsageChunk: boolean): Promise<CallResult> {
+  const { res, format } = call;
+  const watch = streamWatch(call.route.kind, { dropUsageChunk });
+  const splitter = new SseSplitter();
+  const decoder = new StringDecoder("utf8");
+  startSse(res, contentType ?? "text/event-stream");
+  const firstByteMs = Date.now() - call.started;
+  const forward = (text: string, raw: Buffer | undefined): void => {
+    const events = splitter.push(text);
+    let ok: boolean;
+    if (dropUsageChunk) {
+      // Event by event (complete events only), so the one left out never reaches the client.
+      let kept = "";
+      for (const event of events) if (watch.see(event)) kept += event.raw;
+      ok = kept === "" || res.write(kept);
+    } else {
+      for (const event of events) watch.see(event);
+      ok = raw === undefined || res.write(raw);
+    }
+    if (!ok && !res.destroyed) {
+      upstream.pause();
+      res.once("drain", () => upstream.resume());
+    }
+  };
+  return new Promise((resolve) => {
+    let finished = false;
+    const finish = (failure: string | undefined, cancelled = false): void => {
+      if (finished) return;
+      finished = true;
+      if (cancelled) {
+        upstream.destroy();
+        res.destroy();
+        resolve({ outcome: "CANCELLED", usage: watch.usage, firstByteMs });
+        return;
+      }
+      const rest = decoder.end();
+      if (rest !== "") forward(rest, dropUsageChunk ? undefined : Buffer.from(rest));
+      const tail = splitter.flush();
+      if (tail !== undefined && watch.see(tail) && dropUsageChunk) res.write(tail.raw);
+      const problem = failure ?? (watch.ended ? undefined : "the upstream stream ended without its terminal event");
+      if (problem !== undefined) {
+        call.log.warn({ reason: problem }, "relayed stream ended badly");
+        res.write(inStreamError(format, new InboundError("upstream", problem)));
+      }
+      res.end();
+      resolve({ outcome: problem === undefined ? "ok" : ModelFailureKind[ModelFailureKind.TRUNCATED], usage: watch.usage, firstByteMs });
+    };
+    upstream.on("data", (chunk: Buffer) => {
+      call.observer?.bodyChunk();
+      forward(decoder.write(chunk), chunk);
+      call.observer?.contentSent();
+    });
+    upstream.on("end", () => finish(undefined));
+    upstream.on("error", (error) => finish(`the upstream stream broke: ${error.message}`, call.signal.aborted));
+    upstream.on("close", () => {
+      if (!upstream.readableEnded) finish("the upstream stream broke: the connection closed", call.signal.aborted);
+    });
+    call.signal.addEventListener("abort", () => finish(undefined, true), { once: true });
+  });
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function withoutGatewayThinking(messages: unknown[]): unknown[] {
+  let changed = false;
+  const out = messages.map((message) => {
+    if (!isRecord(message) || message["role"] !== "assistant" || !Array.isArray(message["content"])) return message;
+    const content = message["content"].filter((block) => !(isRecord(block) && block["type"] === "thinking" && block["signature"] === GATEWAY_THINKING_SIGNATURE));
+    if (content.length === message["content"].length) return message;
+    changed = true;
+    return { ...message, content };
+  });
+  return changed ? out : messages;
+}
+
+function withoutGatewayReasoning(input: unknown[]): unknown[] {
+  const out = input.filter((item) => !(isRecord(item) && item["type"] === "reasoning" && typeof item["id"] === "string" && item["id"].startsWith(GATEWAY_REASONING_ID_PREFIX)));
+  return out.length === input.length ? input : out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+

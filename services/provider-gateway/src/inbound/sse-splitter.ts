@@ -1,0 +1,83 @@
+/**
+ * Splits SSE text into complete events as it arrives, keeping each event's
+ * raw text (terminator included) so a relay can pass it on unchanged. Field
+ * parsing follows the SSE rules of sse.ts (`event:` and `data:` lines, one
+ * space after the colon removed, comments ignored); an event ends at a blank
+ * line (`\n\n`, `\r\n\r\n` or `\r\r`).
+ */
+
+export interface RawSseEvent {
+  readonly raw: string;
+  readonly event: string | undefined;
+  readonly data: string;
+}
+
+const BLANK_LINE = /\r\n\r\n|\n\n|\r\r/g;
+
+export class SseSplitter {
+  #buffer = "";
+
+  /** The events completed by `text`, in order. */
+  push(text: string): RawSseEvent[] {
+    this.#buffer += text;
+    const events: RawSseEvent[] = [];
+    let start = 0;
+    BLANK_LINE.lastIndex = 0;
+    for (let match = BLANK_LINE.exec(this.#buffer); match !== null; match = BLANK_LINE.exec(this.#buffer)) {
+      const end = match.index + match[0].length;
+      events.push(parseEvent(this.#buffer.slice(start, end)));
+      start = end;
+    }
+    if (start > 0) this.#buffer = this.#buffer.slice(start);
+    return events;
+  }
+
+  /** What is left when the stream ended (an event without its blank line), if anything. */
+  flush(): RawSseEvent | undefined {
+    const rest = this.#buffer;
+    this.#buffer = "";
+    return rest.trim() === "" ? undefined : parseEvent(rest);
+  }
+}
+
+/** Fields are parsed on first use: a relay that only looks at a few events pays for those only. */
+class LazyEvent implements RawSseEvent {
+  readonly raw: string;
+  #fields: { event: string | undefined; data: string } | undefined;
+
+  constructor(raw: string) {
+    this.raw = raw;
+  }
+
+  get event(): string | undefined {
+    return this.#parsed().event;
+  }
+
+  get data(): string {
+    return this.#parsed().data;
+  }
+
+  #parsed(): { event: string | undefined; data: string } {
+    this.#fields ??= parseFields(this.raw);
+    return this.#fields;
+  }
+}
+
+function parseEvent(raw: string): RawSseEvent {
+  return new LazyEvent(raw);
+}
+
+function parseFields(raw: string): { event: string | undefined; data: string } {
+  let event: string | undefined;
+  const data: string[] = [];
+  for (const line of raw.split(/\r\n|\n|\r/)) {
+    if (line === "" || line.startsWith(":")) continue;
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") data.push(value);
+    else if (field === "event") event = value;
+  }
+  return { event, data: data.join("\n") };
+}

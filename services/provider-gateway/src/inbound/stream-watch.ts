@@ -1,0 +1,150 @@
+/**
+ * What the same-shape relay reads from the stream passing through it, per
+ * endpoint kind, without holding anything back: the usage for the ledger
+ * (parsed only from the few events that carry it), whether the endpoint's
+ * terminal signal passed (so a cut stream can be told to the client), and
+ * which events to leave out (only the usage chunk of a chat stream whose
+ * client did not ask for usage; the gateway asks for it on the client's
+ * behalf).
+ */
+import type { ProviderKind } from "@byok/platform";
+import { callUsageOf, type CallUsage } from "../accounting/call-accounting.ts";
+import { anthropicUsage } from "../adapters/anthropic/stream.ts";
+import { chatUsage } from "../adapters/openai-chat/stream.ts";
+import { responsesUsage } from "../adapters/openai-responses/stream.ts";
+import type { RawSseEvent } from "./sse-splitter.ts";
+
+export interface StreamWatch {
+  /** Reads one passing event; false = leave it out of the relay. */
+  see(event: RawSseEvent): boolean;
+  readonly usage: CallUsage | undefined;
+  /** The endpoint's terminal signal (success or error) has passed. */
+  readonly ended: boolean;
+}
+
+const CHAT_USAGE = /"usage"\s*:\s*\{/;
+
+export function streamWatch(kind: ProviderKind, options: { readonly dropUsageChunk: boolean }): StreamWatch {
+  switch (kind) {
+    case "openai-chat":
+      return chatWatch(options.dropUsageChunk);
+    case "openai-responses":
+      return responsesWatch();
+    case "anthropic":
+      return anthropicWatch();
+    default: {
+      const never: never = kind;
+      throw new Error(`unknown kind ${String(never)}`);
+    }
+  }
+}
+
+function chatWatch(dropUsageChunk: boolean): StreamWatch {
+  let usage: CallUsage | undefined;
+  let ended = false;
+  return {
+    see(event) {
+      // Most chunks carry neither usage, an error nor [DONE]: decided on the raw text, unparsed.
+      const raw = event.raw;
+      if (!CHAT_USAGE.test(raw) && !raw.includes('"error"') && !raw.includes("[DONE]") && !raw.includes("event:")) return true;
+      const data = event.data.trim();
+      if (data === "[DONE]") {
+        ended = true;
+        return true;
+      }
+      if (event.event === "error") ended = true;
+      if (!CHAT_USAGE.test(data) && !data.includes('"error"')) return true;
+      const chunk = parseObject(data);
+      if (chunk === undefined) return true;
+      if (chunk["error"] !== undefined && chunk["error"] !== null) ended = true;
+      const record = chunk["usage"];
+      if (isRecord(record) && Object.keys(record).length > 0) {
+        usage = callUsageOf(chatUsage(record) as Parameters<typeof callUsageOf>[0]);
+        const choices = chunk["choices"];
+        if (dropUsageChunk && Array.isArray(choices) && choices.length === 0) return false;
+      }
+      return true;
+    },
+    get usage() {
+      return usage;
+    },
+    get ended() {
+      return ended;
+    },
+  };
+}
+
+const RESPONSES_TERMINALS = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
+
+function responsesWatch(): StreamWatch {
+  let usage: CallUsage | undefined;
+  let ended = false;
+  return {
+    see(event) {
+      // Only the terminal events carry usage: the others are passed unparsed.
+      if (!event.raw.includes("response.completed") && !event.raw.includes("response.incomplete") && !event.raw.includes("response.failed") && !event.raw.includes("error")) return true;
+      const type = event.event ?? /"type"\s*:\s*"([a-z_.]+)"/.exec(event.data)?.[1];
+      if (type === undefined || !RESPONSES_TERMINALS.has(type)) return true;
+      ended = true;
+      const response = parseObject(event.data)?.["response"];
+      const record = isRecord(response) ? response["usage"] : undefined;
+      if (isRecord(record)) usage = callUsageOf(responsesUsage(record) as Parameters<typeof callUsageOf>[0]);
+      return true;
+    },
+    get usage() {
+      return usage;
+    },
+    get ended() {
+      return ended;
+    },
+  };
+}
+
+function anthropicWatch(): StreamWatch {
+  let merged: Record<string, unknown> | undefined;
+  let ended = false;
+  return {
+    see(event) {
+      const raw = event.raw;
+      if (!raw.includes("message_start") && !raw.includes("message_delta") && !raw.includes("message_stop") && !raw.includes("error")) return true;
+      const type = event.event ?? /"type"\s*:\s*"([a-z_]+)"/.exec(event.data)?.[1];
+      if (type === "message_stop" || type === "error") ended = true;
+      if (type !== "message_start" && type !== "message_delta") return true;
+      const payload = parseObject(event.data);
+      const message = payload?.["message"];
+      const record = type === "message_start" ? (isRecord(message) ? message["usage"] : undefined) : payload?.["usage"];
+      if (isRecord(record)) {
+        merged ??= {};
+        for (const [key, value] of Object.entries(record)) if (value !== null && value !== undefined) merged[key] = value;
+      }
+      return true;
+    },
+    get usage() {
+      return merged === undefined ? undefined : callUsageOf(anthropicUsage(merged) as Parameters<typeof callUsageOf>[0]);
+    },
+    get ended() {
+      return ended;
+    },
+  };
+}
+
+/** Usage of a non-streamed answer body. */
+export function bodyUsage(kind: ProviderKind, body: unknown): CallUsage | undefined {
+  const record = isRecord(body) ? body["usage"] : undefined;
+  if (!isRecord(record)) return undefined;
+  const usage = kind === "openai-chat" ? chatUsage(record) : kind === "openai-responses" ? responsesUsage(record) : anthropicUsage(record);
+  return callUsageOf(usage as Parameters<typeof callUsageOf>[0]);
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
