@@ -51,4 +51,4 @@ COPY config/gateway.example.json config/
 RUN mkdir -p /app/.data/edge-proxy && chown -R node:node /app/.data
 USER node
 
-CMD ["node", "-e", "console.error('choose a service: node services/<store|provider-gateway|run-worker|cursor-adapter|edge-proxy>/src/main.ts'); process.exit(2)"]
+CMD ["node", "-e", "console.error('choose a service: node services/<store|provider-gateway|run-worker|cursor-adapter|edge-proxy|admin>/src/main.ts'); process.exit(2)"]

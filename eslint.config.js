@@ -66,6 +66,16 @@ export default tseslint.config(
     { files: TEST_CODE.map((glob) => `services/${service}/${glob}`), rules: serviceImportRules(service, { entry: false }) },
   ]),
   {
+    // The admin page: plain ES modules run by the browser (no build step).
+    files: ["services/admin/src/page/**/*.js"],
+    languageOptions: {
+      sourceType: "module",
+      globals: Object.fromEntries(
+        ["window", "document", "location", "fetch", "FormData", "URLSearchParams", "Option", "Node", "Intl", "confirm", "setTimeout", "clearTimeout", "setInterval", "console"].map((name) => [name, "readonly"]),
+      ),
+    },
+  },
+  {
     // Tests never sleep for a fixed time: they wait on the condition or advance a fake clock
     // (ManualClock from @byok/test-support, or vi.useFakeTimers()).
     files: ["**/*.test.ts"],

@@ -33,6 +33,7 @@ const SOURCES: readonly SchemaSource[] = [
   { title: "cursor-adapter", module: "services/cursor-adapter/src/config.ts", exportName: "envSchema", summary: "Cursor's agent protocol; one instance (the edge proxy sends every request of a run to it)." },
   { title: "acp-adapter", module: "services/acp-adapter/src/config.ts", exportName: "envSchema", summary: "The Agent Client Protocol for Zed, JetBrains and other ACP editors; the member-side bridge (`byok-acp`) connects to ACP_HOST:ACP_PORT over WebSocket (docs/acp.md)." },
   { title: "edge-proxy", module: "services/edge-proxy/src/config.ts", exportName: "edgeProxyEnvSchema", summary: "The HTTP proxy members' Cursor uses; also serves GET /healthz and GET /ca.crt on its port." },
+  { title: "admin", module: "services/admin/src/config.ts", exportName: "adminServiceEnvSchema", summary: "The admin page and its HTTP API (admin token only), reading and writing through the store." },
   { title: "admin CLI (`npm run admin`)", module: "services/admin/src/cli/config.ts", exportName: "adminEnvSchema", summary: "Member keys and usage. Without NATS_URL it uses the gateway `npm start` runs (DATA_DIR/local-gateway.json)." },
 ];
 

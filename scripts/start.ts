@@ -20,13 +20,16 @@
  *   .env             loaded first if present (provider keys, e.g. OPENAI_API_KEY); existing variables win
  *   LOG_FORMAT       "pretty" (default on a terminal) or "json"
  *   METRICS_PORT_BASE  ops listeners (/metrics, /healthz): service i of METRICS_SERVICES gets port base + i
- *                    (default 9461: edge-proxy 9461 ... store 9465, acp-adapter 9466); 0 = a free port each
+ *                    (default 9461: edge-proxy 9461 ... store 9465, acp-adapter 9466, admin 9467); 0 = a free port each
+ *   ADMIN_TOKEN      the admin page's token; unset (and no ADMIN_TOKEN_FILE) = the one in DATA_DIR/admin-token,
+ *                    created on the first start (only the admin service gets it)
  * Everything else (PORT, PROXY_HOST, PROXY_PORT, LOG_LEVEL, METRICS_HOST, ...) passes through to the services.
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadGatewayConfigFile, type GatewayConfig } from "@byok/platform";
 import { claimLocalGateway, releaseLocalGateway, updateLocalGateway, type LocalGatewayInfo } from "@byok/platform/local-gateway";
+import { adminTokenSource, type AdminTokenSource } from "./start/admin-token.ts";
 import { alreadyRunningMessage, reachableUrl, readyLines } from "./start/announcements.ts";
 import { ChildStartError, describeExit, SupervisedChild } from "./start/child-process.ts";
 import { InfrastructureError, startInfrastructure, type Infrastructure } from "./start/infrastructure.ts";
@@ -38,16 +41,17 @@ const STOP_GRACE_MS = 15_000;
 const READY_TIMEOUT_MS = 60_000;
 
 /** Start order: store first (migrations), edge proxy last (it forwards to the adapter). */
-const SERVICE_WAVES: readonly (readonly string[])[] = [["store"], ["provider-gateway", "run-worker", "cursor-adapter", "acp-adapter"], ["edge-proxy"]];
+const SERVICE_WAVES: readonly (readonly string[])[] = [["store"], ["provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "admin"], ["edge-proxy"]];
 const SERVICES = SERVICE_WAVES.flat();
 /** Ops listener ports: METRICS_PORT_BASE + the service's index here (on METRICS_HOST, default 127.0.0.1). */
-const METRICS_SERVICES: readonly string[] = ["edge-proxy", "cursor-adapter", "run-worker", "provider-gateway", "store", "acp-adapter"];
+const METRICS_SERVICES: readonly string[] = ["edge-proxy", "cursor-adapter", "run-worker", "provider-gateway", "store", "acp-adapter", "admin"];
 
 /** The variables that set where each listening service listens (named in "port in use" errors). */
 const LISTEN_VARIABLES: Readonly<Record<string, { what: string; host: string; port: string }>> = {
   "edge-proxy": { what: "the edge proxy", host: "PROXY_HOST", port: "PROXY_PORT" },
   "cursor-adapter": { what: "the cursor adapter", host: "HOST", port: "PORT" },
   "acp-adapter": { what: "the ACP adapter", host: "ACP_HOST", port: "ACP_PORT" },
+  admin: { what: "the admin page", host: "ADMIN_HOST", port: "ADMIN_PORT" },
 };
 
 /** Cleanup that `fail` runs before exiting (the claimed addresses file). */
@@ -75,7 +79,7 @@ function loadConfig(env: NodeJS.ProcessEnv): { path: string; config: GatewayConf
   }
 }
 
-/** Keys go only to the provider gateway; DATABASE_URL only to the store; the edge proxy learns the adapter's address. */
+/** Keys go only to the provider gateway; DATABASE_URL only to the store; the admin token only to the admin service; the edge proxy learns the adapter's address. */
 function serviceEnv(
   service: string,
   base: NodeJS.ProcessEnv,
@@ -84,9 +88,13 @@ function serviceEnv(
   keyVariables: readonly string[],
   adapterUrl: string | undefined,
   dataDir: string,
+  adminToken: AdminTokenSource,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, NATS_URL: infra.natsUrl, GATEWAY_CONFIG: configPath };
   delete env["DATABASE_URL"];
+  delete env["ADMIN_TOKEN"];
+  delete env["ADMIN_TOKEN_FILE"];
+  if (service === "admin") Object.assign(env, adminToken.env);
   if (service !== "provider-gateway") for (const key of keyVariables) delete env[key];
   if (service === "store") env["DATABASE_URL"] = infra.databaseUrl;
   if (service === "edge-proxy") {
@@ -136,6 +144,8 @@ async function main(): Promise<void> {
   const keyVariables = [...new Set(Object.values(config.providers).map((p) => p.apiKeyEnv))];
   const missingKeys = keyVariables.filter((k) => (env[k] ?? "") === "");
   if (missingKeys.length > 0) console.warn(`npm start: warning: ${missingKeys.join(", ")} not set (put provider keys in .env); the provider gateway will refuse to start.`);
+
+  const adminToken = adminTokenSource(env, dataDir);
 
   const natsPort = Number(env["EMBEDDED_NATS_PORT"] ?? 42229);
   const postgresPort = Number(env["EMBEDDED_PG_PORT"] ?? 54329);
@@ -214,7 +224,7 @@ async function main(): Promise<void> {
   const envOf = new Map<string, NodeJS.ProcessEnv>();
   for (const wave of SERVICE_WAVES) {
     const started = wave.map((service) => {
-      const childEnv = serviceEnv(service, env, infra, configPath, keyVariables, adapterUrl, dataDir);
+      const childEnv = serviceEnv(service, env, infra, configPath, keyVariables, adapterUrl, dataDir, adminToken);
       envOf.set(service, childEnv);
       const child = new SupervisedChild(
         {
@@ -247,6 +257,7 @@ async function main(): Promise<void> {
   }
 
   const proxy = running.find((c) => c.name === "edge-proxy")!;
+  const admin = running.find((c) => c.name === "admin");
   const proxyListen = new URL(proxy.endpoints["url"] ?? "http://127.0.0.1:8080").host;
   info = {
     ...info,
@@ -257,11 +268,20 @@ async function main(): Promise<void> {
     proxyListen,
     caFile: proxy.endpoints["caFile"] ?? resolve(dataDir, "edge-proxy", "ca", "ca.crt"),
     ...(adapterUrl !== undefined ? { adapterUrl } : {}),
+    ...(admin?.endpoints["url"] !== undefined ? { adminUrl: reachableUrl(admin.endpoints["url"]) } : {}),
     services: Object.fromEntries(running.flatMap((c) => (c.pid !== undefined ? [[c.name, c.pid]] : []))),
   };
   updateLocalGateway(dataDir, info);
   const acp = running.find((c) => c.name === "acp-adapter")?.endpoints["url"];
-  for (const line of readyLines({ proxyUrl: info.proxyUrl!, proxyListen, caFile: info.caFile!, acpUrl: acp === undefined ? undefined : reachableUrl(acp) })) console.error(`npm start: ${line}`);
+  const ready = readyLines({
+    proxyUrl: info.proxyUrl!,
+    proxyListen,
+    caFile: info.caFile!,
+    acpUrl: acp === undefined ? undefined : reachableUrl(acp),
+    adminUrl: info.adminUrl,
+    adminToken: adminToken.where,
+  });
+  for (const line of ready) console.error(`npm start: ${line}`);
 }
 
 await main();

@@ -5,15 +5,16 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, RunStatus } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
-import { storeMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
+import { StoreClient } from "@byok/store-client";
+import type { AdminStore } from "../services/admin/src/actions/admin-actions.ts";
 import { startTestStore, userText, type TestStore } from "../services/store/src/store-test-harness.ts";
 
 describe("admin usage report with the store", () => {
   let store: TestStore;
-  let members: MemberAdmin;
+  let members: AdminStore;
   beforeEach(async () => {
     store = await startTestStore();
-    members = storeMemberAdmin(store.nc, busNames(store.busPrefix), 10_000);
+    members = new StoreClient(store.nc, busNames(store.busPrefix), { timeoutMs: 10_000 });
   });
   afterEach(() => store.close());
 
@@ -47,11 +48,30 @@ describe("admin usage report with the store", () => {
     await finishedRun("r2", aliceId, RunStatus.FAILED);
     await finishedRun("r3", aliceId, RunStatus.COMPLETED, { inputTokens: 800n });
     await finishedRun("r4", "local", RunStatus.CANCELLED);
+    // The ledger has r1's call with its cost, and r2's with an unknown one.
+    for (const [i, runId, costUsd] of [[1, "r1", "0.0042"], [2, "r2", undefined]] as const) {
+      const settled = await store.call("settleCall", {
+        ticketId: `00000000-0000-4000-8000-00000000000${i}`,
+        entry: {
+          callRef: `run:${runId}:1`,
+          memberId: aliceId,
+          clientKind: "cursor",
+          modelId: "m",
+          providerId: "p",
+          upstreamModel: "u",
+          runId,
+          callIndex: 1,
+          startedAt: new Date().toISOString(),
+          ...(costUsd === undefined ? {} : { costUsd, chargedUsd: costUsd }),
+        },
+      });
+      expect(settled.error).toBeUndefined();
+    }
 
     const all = await admin("usage");
     expect(all.code).toBe(0);
-    expect(line(all.out, aliceId)).toEqual([aliceId, "alice", "3", "2", "1", "0", "2,000 (2/3)", "80 (1/3)", "-", "-", "-"]);
-    expect(line(all.out, "local")).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-"]);
+    expect(line(all.out, aliceId)).toEqual([aliceId, "alice", "3", "0", "2", "1", "0", "2,000 (2/3)", "80 (1/3)", "-", "-", "-", "$0.0042 +1 unknown"]);
+    expect(line(all.out, "local")).toEqual(["local", "-", "1", "0", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
 
     const onlyLocal = await admin("usage", "--member", "local");
     expect(line(onlyLocal.out, aliceId)).toBeUndefined();

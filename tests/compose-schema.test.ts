@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { mountsOf, portsOf, readComposeYaml, type ComposeDocument } from "./compose/compose-file.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "edge-proxy"];
+const GATEWAY_SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "edge-proxy", "admin"];
 /** Services behind a compose profile (`docker compose --profile observability up`). */
 const PROFILE_SERVICES = ["prometheus", "grafana"];
 

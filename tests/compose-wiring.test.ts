@@ -123,8 +123,16 @@ describe("docker-compose.yml wiring", () => {
     expect(models.status, gateway.output()).toBe(200);
     expect(((await models.json()) as { data: { id: string }[] }).data.length).toBeGreaterThan(0);
     expect((await fetch(`${inboundUrl}/v1/models`, { headers: { authorization: "Bearer not-a-member-key" } })).status).toBe(401);
+
+    // The admin page on its published loopback port takes the token from .env and shows the new member.
+    const adminUrl = `http://127.0.0.1:${plan.publishedPort("admin", 8091)}`;
+    const adminToken = parseEnv(readFileSync(join(dir, ".env"), "utf8"))["ADMIN_TOKEN"];
+    const members = (await (await fetch(`${adminUrl}/api/members`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as { members: { name: string }[] };
+    expect(members.members.map((m) => m.name)).toContain("alice");
+    expect((await fetch(`${adminUrl}/api/members`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+
     // The provider key came from keys.env, and only the provider gateway has it.
     expect(llm.requests.at(-1)?.headers["authorization"]).toBe(`Bearer ${parseEnv(readFileSync(join(dir, "keys.env"), "utf8"))["OPENAI_API_KEY"]}`);
-    for (const service of ["store", "run-worker", "cursor-adapter", "edge-proxy"]) expect(plan.envOf(service)["OPENAI_API_KEY"], service).toBeUndefined();
+    for (const service of ["store", "run-worker", "cursor-adapter", "edge-proxy", "admin"]) expect(plan.envOf(service)["OPENAI_API_KEY"], service).toBeUndefined();
   }, 120_000);
 });

@@ -21,7 +21,8 @@ import { startCursorAdapter, type CursorAdapter } from "../services/cursor-adapt
 import { loadConfig as loadProxyConfig } from "../services/edge-proxy/src/config.ts";
 import { startEdgeProxy, type EdgeProxy } from "../services/edge-proxy/src/service.ts";
 import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
-import { storeMemberAdmin, type MemberAdmin } from "../services/admin/src/cli/member-admin.ts";
+import { StoreClient } from "@byok/store-client";
+import type { AdminStore } from "../services/admin/src/actions/admin-actions.ts";
 import { ProxyTunnelAgent, connectThroughProxy, proxyAuthorization, request } from "../services/edge-proxy/src/test-support/proxy-client.ts";
 import { makeOriginPki, startHttpsOrigin, type TestOrigin } from "../services/edge-proxy/src/test-support/origins.ts";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
@@ -35,7 +36,7 @@ let db: TestDatabase;
 let bus: TestBus;
 let dir: string;
 let nc: NatsConnection;
-let members: MemberAdmin;
+let members: AdminStore;
 let upstream: TestOrigin;
 let adapter: CursorAdapter;
 let proxy: EdgeProxy;
@@ -79,7 +80,7 @@ beforeAll(async () => {
   const busEnv = { NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "silent" };
   nc = await connectNats(bus.natsUrl, "edge-proxy-test", silentLogger());
   stops.push(() => nc.close());
-  members = storeMemberAdmin(nc, busNames(bus.prefix), 10_000);
+  members = new StoreClient(nc, busNames(bus.prefix), { timeoutMs: 10_000 });
 
   const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url }), { log: silentLogger() });
   stops.push(() => store.stop());

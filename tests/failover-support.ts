@@ -1,8 +1,9 @@
 /**
- * Real processes for the failure tests (tests/failover-*.test.ts): a run
- * worker as a child process (`node services/run-worker/src/main.ts`), a
- * private nats-server and a private Postgres, each of which a test can kill
- * or restart. Every process is started through a `TestProcesses` group whose
+ * Real processes for the failure tests (tests/failover-*.test.ts) and the
+ * control plane's replica tests: a run worker or a provider gateway as a
+ * child process (`node services/<service>/src/main.ts`), a private
+ * nats-server and a private Postgres, each of which a test can kill or
+ * restart. Every process is started through a `TestProcesses` group whose
  * `stopAll()` (in afterEach) ends whatever is still running, by pid.
  *
  * Child output is kept (last lines) for assertion messages; with
@@ -21,6 +22,7 @@ import type { GatewayHarness } from "@byok/test-support/gateway-harness";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RUN_WORKER_MAIN = join(REPO_ROOT, "services/run-worker/src/main.ts");
+const PROVIDER_GATEWAY_MAIN = join(REPO_ROOT, "services/provider-gateway/src/main.ts");
 const KEPT_LINES = 40;
 const START_TIMEOUT_MS = 15_000;
 const STOP_GRACE_MS = 5_000;
@@ -161,6 +163,13 @@ export class TestProcesses {
     const worker = this.spawn(`run-worker ${workerId}`, process.execPath, [RUN_WORKER_MAIN], { ...gw.runWorkerEnv(workerId), LOG_LEVEL: "info" });
     await worker.waitForLine(/"msg":"run worker taking runs"/, "the worker to take runs");
     return worker;
+  }
+
+  /** A provider gateway of `gw` as a child process (its own accounting replica); resolves once it serves model calls. */
+  async startProviderGateway(gw: GatewayHarness, name: string, env: Readonly<Record<string, string>> = {}): Promise<TestProcess> {
+    const gateway = this.spawn(`provider-gateway ${name}`, process.execPath, [PROVIDER_GATEWAY_MAIN], { ...gw.providerGatewayEnv(), ACCOUNTING_HOLDER: name, LOG_LEVEL: "info", ...env });
+    await gateway.waitForLine(/"msg":"provider routes ready"/, "the provider gateway to serve model calls");
+    return gateway;
   }
 
   async stopAll(): Promise<void> {

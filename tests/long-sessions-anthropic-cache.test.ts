@@ -4,12 +4,12 @@
  * cache_control breakpoints on the same stable positions (the system block and
  * the request level), each request body extends the previous one byte for
  * byte, and the cache read / write tokens the endpoint reports reach
- * turn_ended and the admin usage report (cached / input per conversation and
- * per model).
+ * turn_ended and the admin prompt-cache report (cached / input per
+ * conversation and per model).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
-import { storeMemberAdmin } from "../services/admin/src/cli/member-admin.ts";
+import { StoreClient } from "@byok/store-client";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { readsOf } from "./long-sessions-support.ts";
 import { finishedOk } from "./tools-support.ts";
@@ -67,7 +67,7 @@ describe("Anthropic prompt caching", () => {
     await gw.stop();
   });
 
-  it("puts cache_control on the same stable positions in every call, and cache tokens reach turn_ended and the usage report", async () => {
+  it("puts cache_control on the same stable positions in every call, and cache tokens reach turn_ended and the cache report", async () => {
     const enqueue = (chunks: unknown[]) => gw.llm.enqueue({ kind: "chunks", endpoint: "anthropic", chunks });
     enqueue(anthropicStream("m1", { toolUse: { id: "toolu_read_a", name: "Read", input: { path: "/home/dev/project/a.ts" } } }, { input: 10, cacheWrite: 5000, cacheRead: 0, output: 30 }));
     enqueue(anthropicStream("m2", { text: "a.ts read." }, { input: 12, cacheWrite: 700, cacheRead: 5000, output: 8 }));
@@ -100,11 +100,11 @@ describe("Anthropic prompt caching", () => {
     expect(turn2.turnEnded).toMatchObject({ cacheReadTokens: 5700n, cacheWriteTokens: 60n });
     expect(turn3.turnEnded).toMatchObject({ cacheReadTokens: 5760n, cacheWriteTokens: 40n });
 
-    // The admin usage report, against the same store.
+    // The admin prompt-cache report, against the same store.
     let out = "";
-    const parsed = parseAdminArgs(["usage"]);
-    if (parsed.kind !== "command") throw new Error("usage did not parse");
-    const code = await runAdminCommand(parsed.command, storeMemberAdmin(gw.nc, gw.names, 10_000), { out: (t) => (out += t), err: (t) => (out += t) }, { json: false, where: "the test's bus" });
+    const parsed = parseAdminArgs(["cache"]);
+    if (parsed.kind !== "command") throw new Error("cache did not parse");
+    const code = await runAdminCommand(parsed.command, new StoreClient(gw.nc, gw.names, { timeoutMs: 10_000 }), { out: (t) => (out += t), err: (t) => (out += t) }, { json: false, where: "the test's bus" });
     expect(code).toBe(0);
     const input = 10 + 5000 + 12 + 700 + 5000 + (9 + 60 + 5700) + (9 + 40 + 5760);
     const read = 5000 + 5700 + 5760;

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseMetricsText, type MetricsText } from "@byok/test-support/prometheus-text";
+import { DEFAULT_TEAM_ID } from "@byok/contracts";
 import type { tools } from "@byok/cursor-protocol";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
 import type { ExecContext } from "@byok/test-support/fake-cursor";
@@ -111,9 +112,9 @@ describe("metrics of every service after a text turn and a tool round", () => {
     expect(added).toBeLessThanOrEqual(ttft);
     expect(gateway.value("byok_model_tokens_total", { ...model, kind: "input" })).toBe(textUsage.inputTokens + 100 + 100);
     expect(gateway.value("byok_model_tokens_total", { ...model, kind: "output" })).toBe(textUsage.outputTokens + 20 + 20);
-    // Accounting series exist before the control plane writes them: costs without samples, rejections at 0.
+    // The harness model has no price: every call's cost is unknown (counted as such, never as $0); no rejections.
     expect(gateway.family("byok_model_cost_usd_total")?.samples).toEqual([]);
-    expect(gateway.family("byok_model_cost_unknown_calls_total")?.samples).toEqual([]);
+    expect(gateway.value("byok_model_cost_unknown_calls_total", { ...model, team: DEFAULT_TEAM_ID })).toBe(modelCalls);
     expect(gateway.value("byok_limit_rejections_total", { limit: "member_budget" })).toBe(0);
     expect(gateway.value("byok_limit_rejections_total")).toBe(0);
 

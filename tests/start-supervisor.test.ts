@@ -1,12 +1,12 @@
 /**
- * `npm start` (scripts/start.ts) as an operator uses it: five services as
+ * `npm start` (scripts/start.ts) as an operator uses it: six services as
  * child processes behind one prefixed log stream, a working gateway, readiness
  * at any log level, the addresses file, "already running", a one-line error
  * for a port in use, and a clean stop when the npm process or the supervisor
  * gets SIGINT or SIGTERM. Uses the test Postgres/NATS (DATABASE_URL / NATS_URL
  * set, so nothing embedded is started) with a private database and bus prefix.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,7 +33,7 @@ import {
 } from "./start-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
-const SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "edge-proxy"];
+const SERVICES = ["store", "provider-gateway", "run-worker", "cursor-adapter", "acp-adapter", "admin", "edge-proxy"];
 
 describe("npm start", () => {
   let db: TestDatabase;
@@ -57,6 +57,7 @@ describe("npm start", () => {
     PROXY_HOST: "127.0.0.1",
     PROXY_PORT: "0",
     INBOUND_PORT: "0",
+    ADMIN_PORT: "0",
     UPSTREAM_ORIGIN: "http://127.0.0.1:9",
     LOG_FORMAT: "json",
     LOG_LEVEL: "info",
@@ -102,7 +103,7 @@ describe("npm start", () => {
     }
   }
 
-  it("runs the five services as children with one prefixed log stream, serves a turn, and stops cleanly on Ctrl-C", async () => {
+  it("runs the six services as children with one prefixed log stream, serves a turn, and stops cleanly on Ctrl-C", async () => {
     const s = start(gatewayEnv());
     await waitUntilReady(s);
     // Each service's own "started" line reaches the shared stream (output may trail the readiness message).
@@ -169,9 +170,18 @@ describe("npm start", () => {
       expect(ready).toContain(`Cursor proxy: ${addresses.proxyUrl}`);
       expect(ready).toContain(`team CA: ${addresses.caFile}`);
       const last = s.stderr.find((l) => l.includes("next:")) ?? "";
-      expect(last).toMatch(/next: npm run admin -- create <name>, then .*npm run setup -- --gateway /);
+      expect(last).toMatch(/next: npm run admin -- create <name> \(or the admin page .*\), then .*npm run setup -- --gateway /);
       expect(last).toContain(addresses.proxyUrl);
       expect(last).toContain(addresses.caFile);
+      // ... and where the admin page is, with the token npm start made for it (never the token itself).
+      const tokenFile = join(dir, "data", "admin-token");
+      expect(last).toContain(`admin page ${addresses.adminUrl}, token in ${tokenFile}`);
+      expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      const token = readFileSync(tokenFile, "utf8").trim();
+      expect(last).not.toContain(token);
+      const login = await fetch(`${addresses.adminUrl}/login`, { method: "POST", body: new URLSearchParams({ token }), redirect: "manual" });
+      expect(login.headers.get("location")).toBe("/");
+      expect(login.headers.get("set-cookie")).toMatch(/^byok_admin_session=/);
       expect(addresses).toMatchObject({ state: "running", natsUrl: bus.natsUrl, busPrefix: bus.prefix, caFile: join(dir, "data", "edge-proxy", "ca", "ca.crt") });
       expect(Object.keys(addresses.services).sort()).toEqual([...SERVICES].sort());
 

@@ -82,6 +82,7 @@ export interface AddressesFile {
   proxyUrl: string;
   caFile: string;
   adapterUrl: string;
+  adminUrl: string;
   services: Record<string, number>;
 }
 

@@ -3,7 +3,8 @@
  * hidden read of the file, then a write of the complete new content; CRLF/CR
  * come back as LF; an old_string that is not there exactly once is an error
  * the model reads, not a crash; Write's content streams into the card while the
- * model is still generating it.
+ * model is still generating it. EditNotebook goes the same way: the notebook
+ * is read, one cell changes, the whole notebook is written.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { tools } from "@byok/cursor-protocol";
@@ -108,5 +109,53 @@ describe("edits end to end", () => {
     expect(deltas.every((d) => d.order < started.order)).toBe(true);
     const pathCard = writeUpdates.find((u) => u.update.case === "partialToolCall" && u.update.value.toolCall?.tool.case === "editToolCall" && u.update.value.toolCall.tool.value.args?.path === NEW_FILE);
     expect(pathCard, "a partial card with the path").toBeDefined();
+  });
+
+  it("EditNotebook reads the notebook, changes one cell and writes the whole notebook; a bad cell index is a tool error", async () => {
+    const path = "/home/dev/project/analysis.ipynb";
+    const notebook = `${JSON.stringify(
+      {
+        cells: [
+          { cell_type: "markdown", metadata: {}, source: ["# Analysis"] },
+          { cell_type: "code", execution_count: 1, metadata: {}, outputs: [{ output_type: "stream", name: "stdout", text: ["10\n"] }], source: ["n = 10\n", "print(n)"] },
+        ],
+        metadata: {},
+        nbformat: 4,
+        nbformat_minor: 4,
+      },
+      null,
+      1,
+    )}\n`;
+    enqueueChat(gw, {
+      id: "chatcmpl-nb-1",
+      calls: [
+        { id: "call_nb_edit", name: "EditNotebook", args: { target_notebook: path, cell_idx: 1, is_new_cell: false, cell_language: "python", old_string: "n = 10", new_string: "n = 20" } },
+        { id: "call_nb_bad", name: "EditNotebook", args: { target_notebook: path, cell_idx: 7, is_new_cell: false, cell_language: "python", old_string: "x", new_string: "y" } },
+      ],
+    });
+    enqueueChat(gw, { id: "chatcmpl-nb-2", text: "Cell 1 now uses 20." });
+    const writes: Array<{ path: string; fileText: string }> = [];
+    const onExec = {
+      readArgs: async (ctx: ExecContext) => {
+        await ctx.reply(readSuccess(execArgs<tools.ReadArgs>(ctx).path, notebook));
+      },
+      writeArgs: async (ctx: ExecContext) => {
+        const args = execArgs<tools.WriteArgs>(ctx);
+        writes.push({ path: args.path, fileText: args.fileText });
+        await ctx.reply(writeSuccess(args.path, args.fileText));
+      },
+    };
+    const result = await finishedOk(gw.client().conversation().send("Use 20 in the notebook.", { modelId: gw.modelId, onExec }));
+    expect(result.violations, result.describe()).toEqual([]);
+    expect(writes).toHaveLength(1);
+    const written = JSON.parse(writes[0]!.fileText) as { cells: Array<{ source: string[]; outputs?: unknown[] }> };
+    expect(written.cells[1]).toMatchObject({ source: ["n = 20\n", "print(n)"], outputs: [] });
+    expect(written.cells[0]).toEqual({ cell_type: "markdown", metadata: {}, source: ["# Analysis"] });
+    const loop = afterLastUser(chatMessages(gw.llm.requestsTo("openai-chat")[1]));
+    const toolText = (id: string) => textOf(loop.find((m) => m.tool_call_id === id)?.content);
+    expect(toolText("call_nb_edit")).toMatch(/^Edited cell 1 of \/home\/dev\/project\/analysis\.ipynb \(\+\d+ -\d+ lines\)\.$/);
+    expect(toolText("call_nb_bad")).toBe(`cell_idx 7 does not exist: ${path} has 2 cells (0 to 1).`);
+    const card = completedCard(result, "call_nb_edit");
+    expect(card?.tool.case === "editToolCall" && card.tool.value.result?.result.case).toBe("success");
   });
 });

@@ -57,9 +57,9 @@ function splitText(text: string, size: number): string[] {
   return pieces;
 }
 
-/** Queues one response of the mock LLM. */
-export function enqueueChat(gw: GatewayHarness, input: Parameters<typeof chatStream>[0]): void {
-  gw.llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: chatStream(input) });
+/** Queues one response of the mock LLM; a function builds it from the request it answers. */
+export function enqueueChat(gw: GatewayHarness, input: Parameters<typeof chatStream>[0] | ((request: RecordedRequest) => Parameters<typeof chatStream>[0])): void {
+  gw.llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: typeof input === "function" ? (request) => chatStream(input(request)) : chatStream(input) });
 }
 
 export interface ChatMessage {

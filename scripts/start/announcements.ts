@@ -19,14 +19,21 @@ export function listensOnEveryInterface(url: string): boolean {
   return WILDCARD_HOSTS.has(new URL(url).hostname);
 }
 
-export function readyLines(info: { proxyUrl: string; proxyListen: string; caFile: string; acpUrl?: string | undefined }): string[] {
+export function readyLines(info: {
+  proxyUrl: string;
+  proxyListen: string;
+  caFile: string;
+  acpUrl?: string | undefined;
+  adminUrl?: string | undefined;
+  adminToken: string;
+}): string[] {
   const lan = listensOnEveryInterface(`http://${info.proxyListen}`);
   const memberProxy = lan ? `http://${hostname()}:${new URL(info.proxyUrl).port}` : info.proxyUrl;
   return [
     `gateway ready. Cursor proxy: ${info.proxyUrl}${lan ? ` (listening on every interface; members elsewhere use ${memberProxy} or this machine's address)` : " (this machine only; PROXY_HOST=0.0.0.0 opens it to the LAN)"}`,
     `team CA: ${info.caFile} (also served at ${info.proxyUrl}/ca.crt)`,
-    `next: npm run admin -- create <name>, then on the member's machine: npm run setup -- --gateway ${memberProxy} --key <key> (proxy ${info.proxyUrl}, team CA ${info.caFile}). Ctrl-C stops the gateway.`,
     ...(info.acpUrl === undefined ? [] : [`ACP editors (Zed, JetBrains): byok-acp acp --gateway ${info.acpUrl.replace(/^ws/, "http")} --key <key> (docs/acp.md)`]),
+    `next: npm run admin -- create <name> (or the admin page ${info.adminUrl ?? "(not started)"}, token ${info.adminToken}), then on the member's machine: npm run setup -- --gateway ${memberProxy} --key <key> (proxy ${info.proxyUrl}, team CA ${info.caFile}). Ctrl-C stops the gateway.`,
   ];
 }
 

@@ -38,6 +38,7 @@ export const LISTEN_VARIABLES: Readonly<Record<string, readonly { host: string; 
   "cursor-adapter": [{ host: "HOST", port: "PORT" }],
   "edge-proxy": [{ host: "PROXY_HOST", port: "PROXY_PORT" }],
   "provider-gateway": [{ host: "INBOUND_HOST", port: "INBOUND_PORT" }],
+  admin: [{ host: "ADMIN_HOST", port: "ADMIN_PORT" }],
 };
 /** Every service's ops listener (/metrics, /healthz): in compose each container has its own; here each process needs its own port. */
 const OPS_LISTENER = { host: "METRICS_HOST", port: "METRICS_PORT" };

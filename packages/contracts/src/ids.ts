@@ -22,6 +22,8 @@
  * | tool round id | `<run_id>:round:<provider call index>`, or `<run_id>:round:resume` | the run worker |
  * | command id | `<run_id>:cancel`, `<run_id>:closed`, `<run_id>:result:<tool call id>` | whoever sends the command |
  * | user message client id (fallback) | `user:<run_id>` | the client adapter |
+ * | team id | a uuid; the default team's is DEFAULT_TEAM_ID | the store (team.create) |
+ * | ledger call reference | `run:<run_id>:<provider call index>` or `request:<request id>` | the provider gateway's accounting |
  *
  * The two counts of model calls: the store and the provider gateway count a
  * run's model calls from 1 (`provider_call_index`, 0 meaning "not a model
@@ -88,6 +90,19 @@ export function parseMemberId(value: string): MemberId {
   return value as MemberId;
 }
 
+/** A team: a uuid from team.create, or DEFAULT_TEAM_ID. */
+export type TeamId = Branded<string, "TeamId">;
+
+/** The team every member belongs to unless put in another (created by the control-plane migration). */
+export const DEFAULT_TEAM_ID = "00000000-0000-4000-8000-000000000001" as TeamId;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function parseTeamId(value: string): TeamId {
+  if (!UUID.test(value)) throw new InvalidIdError(`team id ${JSON.stringify(value)} is not a lower-case uuid`);
+  return value as TeamId;
+}
+
 // ---- Model calls: two counts of the same calls ----
 
 /**
@@ -149,6 +164,22 @@ export type ClientModelCallId = Branded<string, "ClientModelCallId">;
 
 export function clientModelCallId(runId: RunId, index: ClientModelCallIndex): ClientModelCallId {
   return `${runId}:${index}` as ClientModelCallId;
+}
+
+/**
+ * A model call as the ledger names it (LedgerEntry.call_ref): a run's call
+ * `run:<run_id>:<provider call index>`, or one request of an HTTP client
+ * `request:<request id>`.
+ */
+export type LedgerCallRef = Branded<string, "LedgerCallRef">;
+
+export function ledgerCallRef(call: { readonly runId: string; readonly callIndex: number } | { readonly requestId: string }): LedgerCallRef {
+  if ("requestId" in call) {
+    if (call.requestId === "") throw new InvalidIdError("request id is empty");
+    return `request:${call.requestId}` as LedgerCallRef;
+  }
+  if (!Number.isInteger(call.callIndex) || call.callIndex < 1) throw new InvalidIdError(`provider call index ${call.callIndex} names no model call`);
+  return `run:${call.runId}:${call.callIndex}` as LedgerCallRef;
 }
 
 // ---- Tool rounds ----

@@ -1,11 +1,12 @@
 /**
  * @byok/contracts: the bus contract. Hand-written modules are exported by
  * name. The generated protobuf messages (proto/byok/v1, under gen/) are
- * re-exported whole: they are generated code with ~180 names that change with
+ * re-exported whole: they are generated code with ~300 names that change with
  * every .proto edit, so listing them by hand would only go stale. Lint allows
  * `export *` only for modules under gen/.
  */
 export {
+  DEFAULT_TEAM_ID,
   InvalidIdError,
   LOCAL_MEMBER_ID,
   NO_PROVIDER_CALL,
@@ -14,6 +15,7 @@ export {
   fallbackUserMessageClientId,
   isProviderCallId,
   isRunId,
+  ledgerCallRef,
   mintConversationId,
   mintRunId,
   nextProviderCallIndex,
@@ -23,6 +25,7 @@ export {
   parseProviderCallId,
   parseProviderCallIndex,
   parseRunId,
+  parseTeamId,
   providerCallId,
   runCommandIds,
   toolRoundId,
@@ -33,10 +36,12 @@ export type {
   ClientModelCallIndex,
   CommandId,
   ConversationId,
+  LedgerCallRef,
   MemberId,
   ProviderCallId,
   ProviderCallIndex,
   RunId,
+  TeamId,
   ToolRoundId,
 } from "./ids.ts";
 export { CALLER_PROBE_HEADER, QUEUE_GROUPS, assertSubjectToken, busNames } from "./subjects.ts";
@@ -47,3 +52,5 @@ export * from "./gen/byok/v1/history_pb.js";
 export * from "./gen/byok/v1/model_pb.js";
 export * from "./gen/byok/v1/run_pb.js";
 export * from "./gen/byok/v1/store_pb.js";
+export * from "./gen/byok/v1/control_pb.js";
+export * from "./gen/byok/v1/audit_pb.js";

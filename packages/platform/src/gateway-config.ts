@@ -1,11 +1,14 @@
 /**
  * The team's gateway configuration file (JSON): providers (endpoint kind, base
- * URL, which env var holds the key) and the BYOK models they serve. The provider
- * gateway reads all of it; the cursor adapter and edge proxy read only the model
- * list (ids, names, limits) and never see keys.
+ * URL, which env var holds the key), the BYOK models they serve (with the
+ * model their sub-agents use) and the gateway-side web tools (web-config.ts).
+ * The provider gateway reads the providers; the cursor adapter reads the
+ * models and `web`; the edge proxy only the model ids. Nothing holds keys.
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { parsePricePerMillion } from "./usd.ts";
+import { webConfigSchema } from "./web-config.ts";
 
 export const providerKindSchema = z.enum(["openai-chat", "openai-responses", "anthropic"]);
 export type ProviderKind = z.infer<typeof providerKindSchema>;
@@ -38,9 +41,43 @@ const providerSchema = z.object({
   headersTimeoutMs: z.number().int().positive().default(60_000),
 });
 
+const modelIdSchema = z.string().regex(/^[A-Za-z0-9._:-]+$/).min(1).max(128);
+
+/**
+ * Which model a sub-agent (Task) started by a run on this model uses:
+ * "inherit" (the same model; also when unset), "disabled" (Task is not
+ * offered) or the id of another model of this file.
+ */
+export const subagentModelSchema = z.union([z.literal("inherit"), z.literal("disabled"), modelIdSchema]);
+export type SubagentModel = z.infer<typeof subagentModelSchema>;
+
+/** USD per million tokens: a JSON number or decimal string >= 0, at most 6 fractional digits (exact, no floats). */
+const pricePerMillionSchema = z
+  .union([z.number(), z.string()])
+  .refine((v) => parsePricePerMillion(v) !== undefined, { message: "a price in USD per million tokens: a decimal >= 0 with at most 6 fractional digits" });
+
+/**
+ * A model's price in USD per million tokens, by kind of token. `input` is
+ * uncached prompt tokens, `cachedInput` prompt tokens read from the
+ * provider's cache, `cacheWrite` prompt tokens written to it, `output` the
+ * answer, `reasoning` the output tokens spent on reasoning (default: the
+ * `output` price). A kind without a price makes the cost of a call that used
+ * it unknown (docs/control-plane.md has the exact rules).
+ */
+export const modelPriceSchema = z
+  .object({
+    input: pricePerMillionSchema.optional(),
+    cachedInput: pricePerMillionSchema.optional(),
+    cacheWrite: pricePerMillionSchema.optional(),
+    output: pricePerMillionSchema.optional(),
+    reasoning: pricePerMillionSchema.optional(),
+  })
+  .strict();
+export type ModelPriceConfig = z.infer<typeof modelPriceSchema>;
+
 const modelSchema = z.object({
   /** Id shown to Cursor (what comes back as requested_model.model_id). */
-  id: z.string().regex(/^[A-Za-z0-9._:-]+$/).min(1).max(128),
+  id: modelIdSchema,
   /**
    * More names clients of the OpenAI/Anthropic-compatible API may ask for this
    * model by (e.g. "claude-sonnet-4-5" for Claude Code's default); ids and
@@ -85,12 +122,17 @@ const modelSchema = z.object({
   promptCacheBreakpoints: z.enum(["automatic", "blocks"]).optional(),
   /** Token counting for the run worker's context estimate; unset = inferred from the provider kind and upstream model. */
   tokenizer: tokenizerSchema.optional(),
+  /** What a call costs (the ledger and USD budgets); unset = cost unknown. The provider gateway's GATEWAY_PRICES file overrides it. */
+  price: modelPriceSchema.optional(),
+  subagentModel: subagentModelSchema.optional(),
 });
 
 export const gatewayConfigSchema = z
   .object({
     providers: z.record(z.string(), providerSchema),
     models: z.array(modelSchema).min(1),
+    /** Gateway-side web tools (WebFetch egress policy, WebSearch backend); unset = the defaults of web-config.ts. */
+    web: webConfigSchema.optional(),
   })
   .superRefine((config, ctx) => {
     const seen = new Set<string>();
@@ -115,6 +157,11 @@ export const gatewayConfigSchema = z
           path: ["models", i, "promptCaching"],
           message: `model ${m.id}: promptCaching applies to anthropic providers only (OpenAI endpoints cache prefixes by themselves)`,
         });
+    });
+    const ids = new Set(config.models.map((m) => m.id));
+    config.models.forEach((m, i) => {
+      if (m.subagentModel !== undefined && m.subagentModel !== "inherit" && m.subagentModel !== "disabled" && !ids.has(m.subagentModel))
+        ctx.addIssue({ code: "custom", path: ["models", i, "subagentModel"], message: `model ${m.id}: subagentModel ${m.subagentModel} is not a model of this file` });
     });
   });
 

@@ -1,8 +1,8 @@
 /**
  * @byok/platform: what every service needs besides the bus contract: logger,
  * configuration parsing, the gateway config file, the NATS connection, typed
- * request/reply, the run streams, the process lifecycle and the metrics
- * registry with its ops listener.
+ * request/reply, the run streams, the process lifecycle, the metrics
+ * registry with its ops listener, and exact USD amounts.
  */
 export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
 export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
@@ -27,14 +27,28 @@ export {
   effortSchema,
   gatewayConfigSchema,
   loadGatewayConfigFile,
+  modelPriceSchema,
   modelTokenizer,
   parseGatewayConfig,
   promptCachingOn,
   providerKindSchema,
   reasoningSummarySchema,
+  subagentModelSchema,
   tokenizerSchema,
 } from "./gateway-config.ts";
-export type { Effort, GatewayConfig, ModelConfig, ProviderConfig, ProviderKind, ReasoningSummary, Tokenizer } from "./gateway-config.ts";
+export type {
+  Effort,
+  GatewayConfig,
+  ModelConfig,
+  ModelPriceConfig,
+  ProviderConfig,
+  ProviderKind,
+  ReasoningSummary,
+  SubagentModel,
+  Tokenizer,
+} from "./gateway-config.ts";
+export { webConfigSchema, webFetchConfigSchema, webSearchConfigSchema } from "./web-config.ts";
+export type { WebConfig, WebFetchConfig, WebSearchConfig } from "./web-config.ts";
 export { runService } from "./lifecycle.ts";
 export type { Stoppable } from "./lifecycle.ts";
 export { contentForLog, createLogger, silentLogger } from "./logger.ts";
@@ -46,3 +60,4 @@ export { Counter, Gauge, Histogram, Registry, createMetricsRegistry, metricsConf
 export type { MetricsConfig } from "./metrics.ts";
 export { startOpsServer } from "./ops-server.ts";
 export type { OpsServer, OpsServerOptions } from "./ops-server.ts";
+export { PICO_PER_USD, ceilDiv, formatUsd, parsePricePerMillion, parseUsd } from "./usd.ts";

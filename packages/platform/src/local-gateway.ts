@@ -32,6 +32,8 @@ const infoSchema = z.object({
   /** The team CA certificate (absolute path). */
   caFile: z.string().optional(),
   adapterUrl: z.string().optional(),
+  /** The admin page (and its API), reachable from this machine. */
+  adminUrl: z.string().optional(),
   /** Process id of each service. */
   services: z.record(z.string(), z.number().int()).optional(),
 });

@@ -90,7 +90,7 @@ describe("StoreClient with the store", () => {
     expect([...found].map(([key, bytes]) => [key, new TextDecoder().decode(bytes)])).toEqual([[Buffer.from(id).toString("hex"), "blob bytes"]]);
 
     const { member, key } = await client.createMember("carol");
-    expect(await client.verifyMemberKey(key)).toEqual({ memberId: member.memberId, name: "carol" });
+    expect(await client.verifyMemberKey(key)).toMatchObject({ memberId: member.memberId, name: "carol", teamId: member.teamId });
     await client.revokeMember(member.memberId);
     expect(await failureKind(client.verifyMemberKey(key))).toBe("not_found");
     expect((await client.listMembers(true)).map((m) => m.name)).toEqual(["carol"]);

@@ -13,6 +13,8 @@
  */
 import {
   parseMemberId,
+  type AuditEntry,
+  type PurgeCounts,
   STORE_OPERATIONS,
   StoreErrorKind,
   type BusNames,
@@ -20,18 +22,27 @@ import {
   type CompactionRecord,
   type ContextAnchor,
   type ConversationId,
+  type BudgetRecord,
+  type LeaseGrant,
+  type LedgerEntry,
   type MemberId,
+  type MemberKeyRecord,
+  type MemberLimits,
+  type MemberPolicy,
   type MemberRecord,
   type MemberUsage,
   type Message,
   type RunId,
   type RunRecord,
+  type RunSpend,
+  type SpendPoint,
   type StoreError,
   type StoreOperation,
   type StoreOperationName,
   type StoreOperations,
   type StoreRequest,
   type StoreResponse,
+  type TeamRecord,
   type ToolRoundRecord,
 } from "@byok/contracts";
 import { BusError, busRequest, type NatsConnection } from "@byok/platform";
@@ -46,6 +57,8 @@ export interface StoreClientOptions {
 export interface BegunRun {
   readonly run: RunRecord;
   readonly supersededRunId: string;
+  /** A repeated start (once client ids all taken): the run that took them, "imported" for client history; "" otherwise. */
+  readonly duplicateOfRunId: string;
 }
 
 /** tool_round.create's result: the round (the stored one when `existing`). */
@@ -54,16 +67,26 @@ export interface CreatedToolRound {
   readonly existing: boolean;
 }
 
-/** member.create's result: the member and its gateway key (shown once; the store keeps only a hash). */
+/** member.create's result: the member and its first gateway key (shown once; the store keeps only a hash). */
 export interface CreatedMember {
   readonly member: MemberRecord;
   readonly key: string;
+  readonly keyId: string;
 }
 
-/** A member.verify hit. */
+/** member.create's options: team ("" / unset = the default team), the first key's label and expiry (RFC 3339). */
+export interface CreateMemberOptions {
+  readonly teamId?: string;
+  readonly keyLabel?: string;
+  readonly keyExpiresAt?: string;
+}
+
+/** A member.verify hit: the member, the key that matched and the member's team. */
 export interface VerifiedMember {
   readonly memberId: MemberId;
   readonly name: string;
+  readonly keyId: string;
+  readonly teamId: string;
 }
 
 /** member.usage filter: "" = every member / unbounded; `since` and `until` are RFC 3339 (the store checks them). */
@@ -156,7 +179,7 @@ export class StoreClient {
   /** run.begin (idempotent by run id): the run takes ownership of its conversation. */
   async beginRun(request: StoreRequest<"beginRun">): Promise<BegunRun> {
     const response = await this.call("beginRun", request);
-    return { run: required(response.run, "run.begin", "run"), supersededRunId: response.supersededRunId };
+    return { run: required(response.run, "run.begin", "run"), supersededRunId: response.supersededRunId, duplicateOfRunId: response.duplicateOfRunId };
   }
 
   /** run.append: appends to the run's head; the new revision id. */
@@ -172,6 +195,11 @@ export class StoreClient {
   /** run.get: the run's record; StoreFailure `not_found` while no worker has begun it. */
   async getRun(runId: RunId): Promise<RunRecord> {
     return required((await this.call("getRun", { runId })).run, "run.get", "run");
+  }
+
+  /** run.children: the sub-agent runs `parentRunId` started, oldest first. */
+  async listChildRuns(parentRunId: RunId): Promise<RunRecord[]> {
+    return (await this.call("listChildRuns", { parentRunId })).runs;
   }
 
   /** run.get, with a run nobody has begun yet as undefined. */
@@ -197,6 +225,15 @@ export class StoreClient {
     return this.call("commitToolResult", request);
   }
 
+  /** tool_result.find: a result some run of the conversation committed for the same call (id, tool, arguments); undefined when none. */
+  async findToolResult(
+    conversationId: ConversationId,
+    call: { callId: string; name: string; argumentsJson: string },
+  ): Promise<{ content: string; isError: boolean; runId: string } | undefined> {
+    const response = await this.call("findToolResult", { conversationId, ...call });
+    return response.found ? { content: response.content, isError: response.isError, runId: response.runId } : undefined;
+  }
+
   /** tool_round.get_open: the run's unsettled round, undefined when none. */
   async getOpenToolRound(runId: RunId): Promise<ToolRoundRecord | undefined> {
     return (await this.call("getOpenToolRound", { runId })).round;
@@ -204,9 +241,13 @@ export class StoreClient {
 
   // ---- Blobs (content-addressed: id = SHA-256 of the bytes) ----
 
-  /** blob.put: stores the bytes (a no-op when they are stored already); their id. */
-  async putBlob(data: Uint8Array): Promise<Uint8Array> {
-    return (await this.call("putBlob", { data })).id;
+  /**
+   * blob.put: stores the bytes (a no-op when they are stored already); their id.
+   * `conversationId`: the conversation that uses the blob (the retention job
+   * deletes a blob only when no conversation that refers to it keeps its content).
+   */
+  async putBlob(data: Uint8Array, conversationId = ""): Promise<Uint8Array> {
+    return (await this.call("putBlob", { data, conversationId })).id;
   }
 
   /** blob.get: the blobs the store has, keyed by the lower-case hex of their id; missing ids are absent. */
@@ -220,12 +261,12 @@ export class StoreClient {
 
   // ---- Members ----
 
-  /** member.create: a new member and its gateway key. */
-  async createMember(name: string): Promise<CreatedMember> {
-    const response = await this.call("createMember", { name });
+  /** member.create: a new member and its first gateway key. */
+  async createMember(name: string, options: CreateMemberOptions = {}): Promise<CreatedMember> {
+    const response = await this.call("createMember", { name, ...options });
     const member = required(response.member, "member.create", "member");
     if (response.key === "") throw new StoreFailure("internal", "member.create", "the response has no key");
-    return { member, key: response.key };
+    return { member, key: response.key, keyId: response.keyId };
   }
 
   /** member.revoke (idempotent): the member's record; `not_found` for an unknown member id. */
@@ -237,15 +278,15 @@ export class StoreClient {
   async verifyMemberKey(key: string): Promise<VerifiedMember> {
     const response = await this.call("verifyMemberKey", { key });
     if (response.memberId === "") throw new StoreFailure("internal", "member.verify", "the response has no member id");
-    return { memberId: parseMemberId(response.memberId), name: response.name };
+    return { memberId: parseMemberId(response.memberId), name: response.name, keyId: response.keyId, teamId: response.teamId };
   }
 
-  /** member.list: oldest first; revoked members only with `includeRevoked`. */
-  async listMembers(includeRevoked: boolean): Promise<MemberRecord[]> {
-    return (await this.call("listMembers", { includeRevoked })).members;
+  /** member.list: oldest first; revoked members only with `includeRevoked`; `teamId` "" = every team. */
+  async listMembers(includeRevoked: boolean, teamId = ""): Promise<MemberRecord[]> {
+    return (await this.call("listMembers", { includeRevoked, teamId })).members;
   }
 
-  /** member.usage: per-member sums over the runs in the range, ordered by member id. */
+  /** member.usage: per-member sums over the runs in the range (and ledger cost), ordered by member id. */
   async memberUsage(filter: UsageFilter): Promise<MemberUsage[]> {
     return (await this.call("memberUsage", { ...filter })).members;
   }
@@ -255,6 +296,174 @@ export class StoreClient {
     const response = await this.call("cacheUsage", { ...filter });
     return { conversations: response.conversations, models: response.models };
   }
+  /** member.get: `not_found` for an unknown member. */
+  async getMember(memberId: string): Promise<MemberRecord> {
+    return required((await this.call("getMember", { memberId })).member, "member.get", "member");
+  }
+
+  /** member.set_team: the member's record in its new team. */
+  async setMemberTeam(memberId: string, teamId: string): Promise<MemberRecord> {
+    return required((await this.call("setMemberTeam", { memberId, teamId })).member, "member.set_team", "member");
+  }
+
+  /** member.policy: team, allowed models, budgets and limits that apply to a member's calls. */
+  async memberPolicy(memberId: MemberId): Promise<MemberPolicy> {
+    return required((await this.call("getMemberPolicy", { memberId })).policy, "member.policy", "policy");
+  }
+
+  // ---- Teams ----
+
+  /** team.create: `invalid` for an empty or taken name. */
+  async createTeam(request: StoreRequest<"createTeam">): Promise<TeamRecord> {
+    return required((await this.call("createTeam", request)).team, "team.create", "team");
+  }
+
+  /** team.update: replaces name, allowed models and retention. */
+  async updateTeam(request: StoreRequest<"updateTeam">): Promise<TeamRecord> {
+    return required((await this.call("updateTeam", request)).team, "team.update", "team");
+  }
+
+  async getTeam(teamId: string): Promise<TeamRecord> {
+    return required((await this.call("getTeam", { teamId })).team, "team.get", "team");
+  }
+
+  /** team.delete: `invalid` for the default team or a team with members. */
+  async deleteTeam(teamId: string): Promise<void> {
+    await this.call("deleteTeam", { teamId });
+  }
+
+  /** team.list: the default team first, then by name. */
+  async listTeams(): Promise<TeamRecord[]> {
+    return (await this.call("listTeams", {})).teams;
+  }
+
+  // ---- Member keys ----
+
+  /** key.create: another key for a member (the secret is shown once). */
+  async createMemberKey(request: StoreRequest<"createMemberKey">): Promise<CreatedMemberKey> {
+    const response = await this.call("createMemberKey", request);
+    if (response.secret === "") throw new StoreFailure("internal", "key.create", "the response has no secret");
+    return { key: required(response.key, "key.create", "key"), secret: response.secret };
+  }
+
+  /** key.list: newest first; only active keys unless `includeInactive`. */
+  async listMemberKeys(memberId: string, includeInactive = false): Promise<MemberKeyRecord[]> {
+    return (await this.call("listMemberKeys", { memberId, includeInactive })).keys;
+  }
+
+  /** key.revoke (idempotent). */
+  async revokeMemberKey(keyId: string): Promise<MemberKeyRecord> {
+    return required((await this.call("revokeMemberKey", { keyId })).key, "key.revoke", "key");
+  }
+
+  /** key.rotate: a new key replaces an active one (the old one stops now or after `graceSeconds`). */
+  async rotateMemberKey(request: StoreRequest<"rotateMemberKey">): Promise<RotatedMemberKey> {
+    const response = await this.call("rotateMemberKey", request);
+    if (response.secret === "") throw new StoreFailure("internal", "key.rotate", "the response has no secret");
+    return { key: required(response.key, "key.rotate", "key"), secret: response.secret, previous: required(response.previous, "key.rotate", "previous") };
+  }
+
+  // ---- Budgets and limits ----
+
+  /** budget.set: creates or replaces the budget of (scope target, model, period). */
+  async setBudget(request: StoreRequest<"setBudget">): Promise<BudgetRecord> {
+    return required((await this.call("setBudget", request)).budget, "budget.set", "budget");
+  }
+
+  async deleteBudget(budgetId: string): Promise<void> {
+    await this.call("deleteBudget", { budgetId });
+  }
+
+  /** budget.list: with the current window's charge; `memberId` also lists its team's budgets. */
+  async listBudgets(filter: { memberId?: string; teamId?: string } = {}): Promise<BudgetRecord[]> {
+    return (await this.call("listBudgets", filter)).budgets;
+  }
+
+  async getMemberLimits(memberId: string): Promise<MemberLimits> {
+    return required((await this.call("getMemberLimits", { memberId })).limits, "limits.get", "limits");
+  }
+
+  /** limits.set: replaces the member's limits (unset field = no limit). */
+  async setMemberLimits(limits: NonNullable<StoreRequest<"setMemberLimits">["limits"]>): Promise<MemberLimits> {
+    return required((await this.call("setMemberLimits", { limits })).limits, "limits.set", "limits");
+  }
+
+  // ---- Ledger ----
+
+  /** ledger.list: newest first. */
+  async listLedger(filter: StoreRequest<"listLedger">): Promise<LedgerEntry[]> {
+    return (await this.call("listLedger", filter)).entries;
+  }
+
+  /** ledger.series: spend and tokens per hour/day and member/team/model. */
+  async spendSeries(request: StoreRequest<"spendSeries">): Promise<SpendPoint[]> {
+    return (await this.call("spendSeries", request)).points;
+  }
+
+  /** run.recent: newest first, with each run's cost. */
+  async recentRuns(request: StoreRequest<"recentRuns"> = {}): Promise<RunSpend[]> {
+    return (await this.call("recentRuns", request)).runs;
+  }
+
+  // ---- The provider gateway's accounting ----
+
+  /** accounting.acquire: one grant per ask, in order. */
+  async acquireLeases(request: StoreRequest<"acquireLeases">): Promise<LeaseGrant[]> {
+    return (await this.call("acquireLeases", request)).grants;
+  }
+
+  /** accounting.release: shrink, close and renew leases; the renew ids that are gone. */
+  async releaseLeases(request: StoreRequest<"releaseLeases">): Promise<string[]> {
+    return (await this.call("releaseLeases", request)).goneLeaseIds;
+  }
+
+  /** accounting.settle: the call's ledger row and its charges (idempotent by ticket). */
+  async settleCall(request: StoreRequest<"settleCall">): Promise<SettledCall> {
+    const response = await this.call("settleCall", request);
+    return { recorded: response.recorded, attempt: response.attempt };
+  }
+
+  // ---- Audit log and retention ----
+
+  /** audit.list: newest first (the admin actions and run starts the store recorded). */
+  async listAudit(filter: StoreRequest<"listAudit"> = {}): Promise<AuditEntry[]> {
+    return (await this.call("listAudit", filter)).entries;
+  }
+
+  /** retention.purge: a retention pass now; what it deleted (`not_active` while another store replica runs one). */
+  async purgeContent(): Promise<PurgeCounts> {
+    return required((await this.call("purgeContent", {})).purge, "retention.purge", "purge");
+  }
+
+  /** accounting.run_slot: whether the run may take one of its member's concurrent-run slots. */
+  async takeRunSlot(runId: RunId, memberId: MemberId): Promise<RunSlot> {
+    const response = await this.call("takeRunSlot", { runId, memberId });
+    return { admitted: response.admitted, limit: response.limit, running: response.running };
+  }
+}
+
+/** key.create's result: the key's record and its secret (shown once). */
+export interface CreatedMemberKey {
+  readonly key: MemberKeyRecord;
+  readonly secret: string;
+}
+
+/** key.rotate's result: the new key, its secret and the replaced key. */
+export interface RotatedMemberKey extends CreatedMemberKey {
+  readonly previous: MemberKeyRecord;
+}
+
+/** accounting.settle's result: false = this admission was settled before. */
+export interface SettledCall {
+  readonly recorded: boolean;
+  readonly attempt: number;
+}
+
+/** accounting.run_slot's answer; `limit` undefined = no limit. */
+export interface RunSlot {
+  readonly admitted: boolean;
+  readonly limit: number | undefined;
+  readonly running: number;
 }
 
 function required<T>(value: T | undefined, operation: string, field: string): T {

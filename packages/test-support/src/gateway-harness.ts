@@ -49,14 +49,24 @@ type EnvOverrides = Readonly<Record<string, string>>;
 export interface GatewayHarnessOptions {
   /** Run workers to start (default 1). */
   workers?: number;
+  /**
+   * Start the provider gateway in-process (default true). false: the test
+   * starts its own, e.g. as child processes with `providerGatewayEnv()`.
+   */
+  providerGateway?: boolean;
   /** Extra environment per service, e.g. { cursorAdapter: { HEARTBEAT_MS: "200" } }. */
   env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides; acpAdapter?: EnvOverrides };
-  /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, ...). */
+  /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, subagentModel, ...). */
   model?: Readonly<Record<string, unknown>>;
   /** Endpoint kind of the mock provider (default openai-chat). */
   endpoint?: MockEndpoint;
   /** More models on the mock provider, after the harness model (each needs id, displayName, upstreamModel, contextWindow). */
   extraModels?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /**
+   * Changes the gateway config before it is written (more providers and models,
+   * the `web` section, ...); `llm` gives the mock's base URLs.
+   */
+  configure?: (config: HarnessGatewayConfig, llm: MockLlm) => void;
   /** Attempts before the first byte for the mock provider (default 1: an HTTP 500 is final). */
   providerMaxAttempts?: number;
   /** Also start the edge proxy in front of the adapter (pass-through traffic goes to a closed local port). */
@@ -69,6 +79,8 @@ export interface GatewayHarnessOptions {
   databaseAdminUrl?: string;
   /** Capture every service's log lines (at `capture.level`) instead of printing them. */
   logs?: LogCapture;
+  /** The store's clock (retention cut-off, key expiry, budget windows); default the real one. */
+  storeNow?: () => Date;
   /** Start every service's ops listener (/metrics, /healthz) on a free loopback port (METRICS_PORT=0). */
   opsListeners?: boolean;
 }
@@ -145,7 +157,21 @@ export interface GatewayHarness {
    * process (`node services/run-worker/src/main.ts`).
    */
   runWorkerEnv(workerId: string): Record<string, string>;
+  /**
+   * The environment a provider gateway of this gateway gets (bus, gateway
+   * config with the mock LLM, its key, the harness's providerGateway
+   * overrides): for one started as a child process
+   * (`node services/provider-gateway/src/main.ts`).
+   */
+  providerGatewayEnv(): Record<string, string>;
   stop(): Promise<void>;
+}
+
+/** The gateway config file the harness writes, as JSON (see packages/platform/src/gateway-config.ts). */
+export interface HarnessGatewayConfig {
+  providers: Record<string, Record<string, unknown>>;
+  models: Array<Record<string, unknown>>;
+  web?: Record<string, unknown>;
 }
 
 /**
@@ -155,17 +181,18 @@ export interface GatewayHarness {
 export async function writeHarnessGatewayConfig(
   dir: string,
   llm: MockLlm,
-  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts" | "endpoint"> = {},
+  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts" | "endpoint" | "configure"> = {},
 ): Promise<string> {
   const path = join(dir, "gateway.json");
   const endpoint = options.endpoint ?? "openai-chat";
-  const config = {
+  const config: HarnessGatewayConfig = {
     providers: { mock: { kind: endpoint, baseUrl: llm.baseUrl(endpoint), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
     models: [
       { id: HARNESS_MODEL_ID, displayName: "Harness chat model", provider: "mock", upstreamModel: "gpt-4o", contextWindow: 128_000, ...options.model },
       ...(options.extraModels ?? []).map((m) => ({ provider: "mock", ...m })),
     ],
   };
+  options.configure?.(config, llm);
   await writeFile(path, JSON.stringify(config, null, 2));
   return path;
 }
@@ -207,14 +234,26 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     const nc = await connectNats(bus.natsUrl, "gateway-harness", silentLogger());
     cleanups.push(() => nc.close());
 
-    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), { log: serviceLogger("store", options.logs) });
+    const store = await startStore(loadStoreConfig({ ...busEnv, DATABASE_URL: db.url, ...options.env?.store }), {
+      log: serviceLogger("store", options.logs),
+      ...(options.storeNow !== undefined ? { now: options.storeNow } : {}),
+    });
     cleanups.push(() => store.stop());
 
-    const gateway = await startProviderGateway(
-      loadGatewayServiceConfig({ ...busEnv, GATEWAY_CONFIG: configPath, [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret", ...options.env?.providerGateway }),
-      { log: serviceLogger("provider-gateway", options.logs) },
-    );
-    cleanups.push(() => gateway.stop());
+    const providerGatewayEnv = (): Record<string, string> => ({
+      ...busEnv,
+      GATEWAY_CONFIG: configPath,
+      [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
+      ...options.env?.providerGateway,
+    });
+    let providerGatewayOps: string | undefined;
+    let inboundUrl: string | undefined;
+    if (options.providerGateway !== false) {
+      const gateway = await startProviderGateway(loadGatewayServiceConfig(providerGatewayEnv()), { log: serviceLogger("provider-gateway", options.logs) });
+      cleanups.push(() => gateway.stop());
+      providerGatewayOps = gateway.opsUrl;
+      inboundUrl = gateway.inboundUrl;
+    }
 
     const workers: WorkerHandle[] = [];
     const startWorker = async (): Promise<WorkerHandle> => {
@@ -307,7 +346,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
 
     return {
       adapterUrl: adapter.url,
-      inboundUrl: gateway.inboundUrl,
+      inboundUrl,
       llm,
       db,
       bus,
@@ -319,7 +358,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       edge,
       acp,
       createMember,
-      ops: { store: store.opsUrl, providerGateway: gateway.opsUrl, cursorAdapter: adapter.opsUrl, edgeProxy: edgeOpsUrl },
+      ops: { store: store.opsUrl, providerGateway: providerGatewayOps, cursorAdapter: adapter.opsUrl, edgeProxy: edgeOpsUrl },
       client(clientOptions = {}) {
         const client = new FakeCursorClient({ transport: { baseUrl: adapter.url }, ...clientOptions });
         clients.push(client);
@@ -335,6 +374,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       },
       startWorker,
       runWorkerEnv,
+      providerGatewayEnv,
       stop: cleanup,
     };
   } catch (err) {

@@ -24,7 +24,9 @@
  *   SSE: `event: <type>` lines for Responses/Anthropic, and for chat a final
  *   `data: [DONE]` only when the recording implies it (a finish_reason and no
  *   error payload) — the rule lives in services/provider-gateway/src/replay/recording.ts.
- * - "sse": a raw SSE body string. "chunks": JSON payloads framed like `.jsonl`.
+ * - "sse": a raw SSE body string, or a function of the request it answers
+ *   (a response that depends on what the gateway sent, e.g. an id from a tool
+ *   result). "chunks": JSON payloads framed like `.jsonl`.
  * - "error": an HTTP status with a JSON (object) or text (string) body and an
  *   optional Retry-After header.
  * - "respond": a function of the request that returns one of the above (for
@@ -75,7 +77,7 @@ export type MockResponse = StaticMockResponse | { kind: "respond"; endpoint: Moc
 
 export type StaticMockResponse =
   | ({ kind: "fixture"; file: string; endpoint?: MockEndpoint } & StreamShape)
-  | ({ kind: "sse"; endpoint: MockEndpoint; body: string } & StreamShape)
+  | ({ kind: "sse"; endpoint: MockEndpoint; body: string | ((request: RecordedRequest) => string) } & StreamShape)
   | ({ kind: "chunks"; endpoint: MockEndpoint; chunks: readonly unknown[] } & StreamShape)
   | { kind: "json"; endpoint: MockEndpoint; body: unknown; path?: string; delayHeadersMs?: number; holdHeaders?: boolean }
   | {
@@ -203,7 +205,7 @@ export async function startMockLlm(): Promise<MockLlm> {
       return;
     }
 
-    const events = eventsOf(response);
+    const events = eventsOf(response, record);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders();
     for (let i = 0; i <= events.length; i++) {
@@ -269,12 +271,12 @@ function endpointOf(response: MockResponse): MockEndpoint {
   return endpoint;
 }
 
-function eventsOf(response: Exclude<StaticMockResponse, { kind: "error" } | { kind: "json" }>): string[] {
+function eventsOf(response: Exclude<StaticMockResponse, { kind: "error" } | { kind: "json" }>, request: RecordedRequest): string[] {
   switch (response.kind) {
     case "fixture":
       return readRecording(response.file, endpointOf(response));
     case "sse":
-      return splitSseEvents(response.body);
+      return splitSseEvents(typeof response.body === "string" ? response.body : response.body(request));
     case "chunks":
       return jsonPayloadsToSseEvents(
         response.chunks.map((c) => JSON.stringify(c)),

@@ -22,6 +22,8 @@ import {
   type MetricsConfig,
   type ModelConfig,
   type ReadTextFile,
+  type WebConfig,
+  webConfigSchema,
 } from "@byok/platform";
 import type { SessionTimeouts } from "./session/deps.ts";
 
@@ -50,6 +52,8 @@ export const envSchema = commonEnvSchema.extend({
   KV_GET_TIMEOUT_MS: envMs(30_000),
   /** A running run silent for this long (ms; no state or client event) has its status read from the store. */
   RUN_STATUS_CHECK_MS: envMs(30_000),
+  /** How long (ms) a member's model list (the models its team allows) is cached. */
+  MODEL_LIST_TTL_MS: envMs(10_000),
   /** Root of the prompt assets (default: the repository's prompt/). */
   PROMPT_DIR: z.string().min(1).default(REPO_PROMPT_DIR),
 });
@@ -59,10 +63,14 @@ export interface CursorAdapterConfig extends CommonConfig {
   readonly port: number;
   /** BYOK models of the gateway configuration file (GATEWAY_CONFIG). */
   readonly models: ModelConfig[];
+  /** Gateway-side web tools of the same file (WebFetch egress policy, WebSearch backend). */
+  readonly web: WebConfig;
   readonly heartbeatMs: number;
   readonly runWaitMs: number;
   readonly endGraceMs: number;
   readonly promptDir: string;
+  /** How long a member's model list is cached. */
+  readonly modelListTtlMs: number;
   readonly timeouts: SessionTimeouts;
   /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
   readonly metrics: MetricsConfig;
@@ -70,15 +78,18 @@ export interface CursorAdapterConfig extends CommonConfig {
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): CursorAdapterConfig {
   const e = parseEnv(envSchema, env, "cursor-adapter");
+  const gateway = readGatewayConfig(e.GATEWAY_CONFIG, readFile, "cursor-adapter");
   return {
     ...commonConfigOf(e),
     host: e.HOST,
     port: e.PORT,
-    models: readGatewayConfig(e.GATEWAY_CONFIG, readFile, "cursor-adapter").models,
+    models: gateway.models,
+    web: gateway.web ?? webConfigSchema.parse({}),
     heartbeatMs: e.HEARTBEAT_MS,
     runWaitMs: e.RUN_WAIT_MS,
     endGraceMs: e.END_GRACE_MS,
     promptDir: e.PROMPT_DIR,
+    modelListTtlMs: e.MODEL_LIST_TTL_MS,
     timeouts: {
       storeMs: e.STORE_TIMEOUT_MS,
       publishDeadlineMs: e.RUN_PUBLISH_DEADLINE_MS,

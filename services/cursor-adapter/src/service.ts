@@ -1,16 +1,20 @@
 /**
  * The cursor adapter as one startable unit: the model list of its
- * configuration, a NATS connection and the run session factory, behind the
- * HTTP listener. Tests and the supervisor start it in-process.
+ * configuration (narrowed per member to what its team allows), a NATS
+ * connection and the run session factory, behind the HTTP listener. Tests and
+ * the supervisor start it in-process.
  */
 import { join } from "node:path";
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, createMetricsRegistry, ensureRunStreams, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { StoreClient } from "@byok/store-client";
 import type { CursorAdapterConfig } from "./config.ts";
 import { startAdapterServer, type AdapterServer } from "./connect/http-server.ts";
 import { createCursorAdapterMetrics } from "./metrics.ts";
+import { everyModel, teamModels, type MemberModels } from "./models/member-models.ts";
 import { createRunSessionFactory } from "./session/factory.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
+import { createMarkdownPool, type PageConverter } from "./web/markdown-pool.ts";
 
 export interface CursorAdapterOverrides {
   log?: Logger;
@@ -37,21 +41,27 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
   });
 
   let nc: NatsConnection | undefined;
+  let converter: PageConverter | undefined;
   let factory = overrides.sessionFactory;
+  let memberModels: MemberModels = everyModel(models);
   if (!factory) {
     nc = await connectNats(config.natsUrl, "cursor-adapter", log);
     const names = busNames(config.busPrefix);
+    memberModels = teamModels(models, new StoreClient(nc, names, { timeoutMs: config.timeouts.storeMs }), { ttlMs: config.modelListTtlMs, log });
     try {
       await ensureRunStreams(nc, names);
     } catch (err) {
       await nc.close();
       throw new Error(`cannot set up the run streams on NATS: ${(err as Error).message}`, { cause: err });
     }
+    converter = createMarkdownPool();
     factory = createRunSessionFactory({
       nc,
       names,
       log,
       models,
+      web: config.web,
+      converter,
       promptDir: join(config.promptDir, "cursor"),
       timeouts: config.timeouts,
       metrics,
@@ -65,7 +75,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       host: config.host,
       port: config.port,
       factory,
-      models,
+      memberModels,
       heartbeatMs: config.heartbeatMs,
       runWaitMs: config.runWaitMs,
       endGraceMs: config.endGraceMs,
@@ -75,6 +85,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
     ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed() });
   } catch (err) {
     await server?.stop();
+    await converter?.close();
     await nc?.close();
     throw err;
   }
@@ -90,6 +101,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (connection && !connection.isClosed()) await connection.drain();
       await opsServer.stop();
+      await converter?.close();
     },
   };
 }

@@ -2,10 +2,13 @@
  * Provider gateway configuration: env (validated with zod) plus the team's
  * gateway configuration file (read through `readFile`, so tests need no file),
  * resolved into routes with their API keys read from the env variables the
- * file names. Only main.ts passes `process.env` in.
+ * file names, and the models' prices for the call accounting (the file's
+ * `price` per model, overridden by the GATEWAY_PRICES file). Only main.ts
+ * passes `process.env` in.
  */
 import { z } from "zod";
 import {
+  ConfigError,
   commonConfigOf,
   commonEnvSchema,
   envInt,
@@ -22,6 +25,7 @@ import {
   type MetricsConfig,
   type ReadTextFile,
 } from "@byok/platform";
+import { accountedModels, priceOverridesSchema, type AccountedModels, type PriceOverrides } from "./accounting/price-table.ts";
 import { buildRoutes, type RouteTable } from "./routes.ts";
 
 export const providerGatewayEnvSchema = commonEnvSchema.extend({
@@ -47,7 +51,32 @@ export const providerGatewayEnvSchema = commonEnvSchema.extend({
   INBOUND_REPLAY_TTL_MS: envMs(7 * 24 * 3_600_000),
   /** Largest request body (bytes) the HTTP front reads. */
   INBOUND_MAX_BODY_BYTES: envInt(32 * 1024 * 1024, { min: 1 }),
+  /** "store": budgets, limits and the ledger through the store (docs/control-plane.md); "off": admit every call, record nothing. */
+  ACCOUNTING: z.enum(["store", "off"]).default("store"),
+  /** How long (ms) a member's policy (team, allowed models, budgets, limits) is used before it is fetched again. */
+  ACCOUNTING_POLICY_TTL_MS: envMs(5_000),
+  /** Leases of budget and rate-limit slices lapse after this (ms) unless renewed; a crashed replica's come back then. */
+  ACCOUNTING_LEASE_TTL_MS: envMs(30_000, 3_000),
+  /** A lease unused this long (ms) is returned to the store. */
+  ACCOUNTING_LEASE_IDLE_MS: envMs(15_000),
+  /** A top-up asks for this many calls' worth of reservation (the store grants at most a quarter of what is left); half of it left triggers the next one. */
+  ACCOUNTING_LEASE_CALLS: envInt(32, { min: 1, max: 1_000 }),
+  /** This replica's name on its leases (default: host name, process id and a random suffix). */
+  ACCOUNTING_HOLDER: z.string().min(1).optional(),
+  /** Optional JSON file of price overrides: {"models": {"<model id>": {"input": 2.5, "output": 10}}}. */
+  GATEWAY_PRICES: z.string().min(1).optional(),
 });
+
+export interface AccountingConfig {
+  /** The configured models with their (overridden) prices. */
+  readonly models: AccountedModels;
+  readonly policyTtlMs: number;
+  readonly leaseTtlMs: number;
+  readonly leaseIdleMs: number;
+  readonly leaseCalls: number;
+  /** undefined = host name, process id and a random suffix. */
+  readonly holder: string | undefined;
+}
 
 /** The OpenAI/Anthropic-compatible HTTP front (docs/inbound-api.md). */
 export interface InboundConfig {
@@ -68,13 +97,32 @@ export interface ProviderGatewayConfig extends CommonConfig {
   readonly metrics: MetricsConfig;
   /** INBOUND_PORT unset = off. */
   readonly inbound: InboundConfig | undefined;
-  /** Bound on one store request (member.verify of the HTTP front). */
+  /** Bound on one store request (accounting, member.verify of the HTTP front). */
   readonly storeTimeoutMs: number;
+  /** Budgets, limits and the ledger; undefined = ACCOUNTING=off. */
+  readonly accounting: AccountingConfig | undefined;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): ProviderGatewayConfig {
   const e = parseEnv(providerGatewayEnvSchema, env, "provider-gateway");
   const file = readGatewayConfig(e.GATEWAY_CONFIG, readFile, "provider-gateway");
+  let accounting: AccountingConfig | undefined;
+  if (e.ACCOUNTING === "store") {
+    let models: AccountedModels;
+    try {
+      models = accountedModels(file, e.GATEWAY_PRICES === undefined ? undefined : readPriceOverrides(e.GATEWAY_PRICES, readFile));
+    } catch (cause) {
+      throw new ConfigError(`provider-gateway: ${(cause as Error).message}`, { cause });
+    }
+    accounting = {
+      models,
+      policyTtlMs: e.ACCOUNTING_POLICY_TTL_MS,
+      leaseTtlMs: e.ACCOUNTING_LEASE_TTL_MS,
+      leaseIdleMs: e.ACCOUNTING_LEASE_IDLE_MS,
+      leaseCalls: e.ACCOUNTING_LEASE_CALLS,
+      holder: e.ACCOUNTING_HOLDER,
+    };
+  }
   return {
     ...commonConfigOf(e),
     keepaliveMs: e.PROVIDER_KEEPALIVE_MS,
@@ -87,5 +135,18 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Pro
         ? undefined
         : { host: e.INBOUND_HOST, port: e.INBOUND_PORT, keyCacheMs: e.INBOUND_KEY_CACHE_MS, replayTtlMs: e.INBOUND_REPLAY_TTL_MS, maxBodyBytes: e.INBOUND_MAX_BODY_BYTES },
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
+    accounting,
   };
+}
+
+function readPriceOverrides(path: string, readFile: ReadTextFile): PriceOverrides {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFile(path));
+  } catch (cause) {
+    throw new Error(`cannot read the price file ${path}: ${(cause as Error).message}`, { cause });
+  }
+  const parsed = priceOverridesSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`${path}: invalid price file\n${parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n")}`);
+  return parsed.data;
 }

@@ -175,9 +175,9 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
       send({ case: "failure", value: { kind: ModelFailureKind.PROTOCOL, message: "the gateway ended the call without a terminal event" } });
     }
     const usage = usageSeen?.case === "usage" ? callUsageOf(usageSeen.value) : undefined;
-    if (ticket !== undefined) options.accounting.settle(ticket, usage).catch((error: unknown) => log.error({ err: error }, "call accounting failed to settle the call"));
     const end = terminal as ModelEventBody | undefined;
     const outcome = end?.case === "failure" ? (ModelFailureKind[end.value.kind ?? ModelFailureKind.UNSPECIFIED] ?? "failed") : "ok";
+    if (ticket !== undefined) options.accounting.settle(ticket, usage, outcome).catch((error: unknown) => log.error({ err: error }, "call accounting failed to settle the call"));
     options.metrics.callEnded({ ...metric, outcome, durationMs: Date.now() - started, firstByteMs: firstFrameMs, usage });
   }
   logCallEnd(log, terminal as ModelEventBody | undefined, usageSeen, seq, Date.now() - started);

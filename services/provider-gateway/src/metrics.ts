@@ -34,7 +34,7 @@
  *     reasoning. cache_* are parts of input and reasoning of output, so do
  *     not add kinds up. A field the endpoint did not report adds nothing.
  *
- * Accounting (registered now, at zero until the control plane calls them):
+ * Accounting (StoreAccounting reports every settled call's cost; `team` is the team id):
  *   byok_model_cost_usd_total{model, team}                      counter
  *   byok_model_cost_unknown_calls_total{model, team}            counter
  *     Cost of each accounted model call in USD; a call whose price or usage

@@ -46,7 +46,7 @@ async function startGateway(env: Record<string, string> = {}, overrides: Pick<Pr
     providers: { openai: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: "TEAM_OPENAI_KEY", maxAttempts: 1, headersTimeoutMs: 30_000 } },
     models: [{ id: "team-gpt", displayName: "Team GPT", provider: "openai", upstreamModel: "gpt-4o", contextWindow: 128_000 }],
   });
-  const config = loadConfig({ NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ...env }, () => gatewayFile);
+  const config = loadConfig({ NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, TEAM_OPENAI_KEY: KEY, ACCOUNTING: "off", ...env }, () => gatewayFile);
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       logText += chunk.toString();

@@ -2,12 +2,18 @@
  * The provider gateway: binds every configured route to its endpoint adapter
  * (SDK clients with the keys, which never leave this process) and serves
  * model calls on the bus. `startProviderGateway` runs the real service
- * in-process (main.ts, the supervisor and tests).
+ * in-process (main.ts, the supervisor and tests). Every call, from the bus or
+ * the HTTP front, passes the one call accounting: StoreAccounting (budgets,
+ * limits and the ledger through the store, its costs into the metrics) unless
+ * ACCOUNTING=off or the caller hands in its own.
  */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { busNames } from "@byok/contracts";
 import { StoreClient } from "@byok/store-client";
-import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { PICO_PER_USD, connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
 import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
+import { StoreAccounting } from "./accounting/store-accounting.ts";
 import { bindRoutes } from "./adapters/index.ts";
 import type { ProviderGatewayConfig } from "./config.ts";
 import { startInboundServer, type InboundServer } from "./inbound/inbound-server.ts";
@@ -22,7 +28,7 @@ export interface ProviderGatewayOverrides {
   /** Use this connection instead of opening one (it is not closed on stop). */
   readonly nc?: NatsConnection;
   readonly backoff?: ModelCallOptions["backoff"];
-  /** Budgets, limits and ledger (default: pass-through, admits everything). */
+  /** Budgets, limits and ledger (default: StoreAccounting, or pass-through with ACCOUNTING=off). */
   readonly accounting?: CallAccounting;
   /** HTTP front: member keys (default: the store's member.verify over the bus, cached). */
   readonly memberKeys?: MemberKeys;
@@ -46,9 +52,27 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
   const adapters = bindRoutes(config.routes, log);
   const nc = overrides.nc ?? (await connectNats(config.natsUrl, "provider-gateway", log));
   const names = busNames(config.busPrefix);
-  const accounting = overrides.accounting ?? passThroughAccounting;
+  const store = new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs });
   const registry = createMetricsRegistry("provider-gateway", config.metrics);
   const metrics = createProviderGatewayMetrics(registry);
+  const storeAccounting =
+    overrides.accounting !== undefined || config.accounting === undefined
+      ? undefined
+      : new StoreAccounting({
+          store,
+          models: config.accounting.models,
+          holder: config.accounting.holder ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
+          policyTtlMs: config.accounting.policyTtlMs,
+          leaseTtlMs: config.accounting.leaseTtlMs,
+          leaseIdleMs: config.accounting.leaseIdleMs,
+          leaseCalls: config.accounting.leaseCalls,
+          log: log.child({ component: "accounting" }),
+          observer: {
+            // A Prometheus counter takes floats: the exact amount stays in the ledger.
+            costRecorded: (model, team, cost) => metrics.recordModelCost(model, team, cost.kind === "known" ? { kind: "known", usd: Number(cost.pico) / Number(PICO_PER_USD) } : { kind: "unknown" }),
+          },
+        });
+  const accounting = overrides.accounting ?? storeAccounting ?? passThroughAccounting;
   let ops;
   try {
     ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed() });
@@ -75,7 +99,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     inbound = await startInboundServer({
       config: config.inbound,
       adapters,
-      memberKeys: overrides.memberKeys ?? cachedMemberKeys(storeMemberKeys(new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs })), config.inbound.keyCacheMs),
+      memberKeys: overrides.memberKeys ?? cachedMemberKeys(storeMemberKeys(store), config.inbound.keyCacheMs),
       accounting,
       metrics,
       replay: overrides.replay ?? (await natsReplayStore(nc, names.inboundReplayBucket, config.inbound.replayTtlMs, log)),
@@ -93,6 +117,8 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     async stop() {
       await inbound?.stop();
       await server.stop();
+      // Every call has settled: write the ledger backlog and return the leases while the bus is still up.
+      await storeAccounting?.close();
       if (overrides.nc === undefined) await nc.drain();
       await ops.stop();
     },

@@ -115,7 +115,7 @@ export async function compact(deps: CompactionDeps, input: CompactionInput): Pro
   if (summary === "") {
     return {
       kind: "failed",
-      failure: { origin: "provider", kind: ModelFailureKind.PROVIDER_ERROR, message: "the summary call returned no text", retryable: false, partialText: "", partialReasoning: "", usage: outcome.usage },
+      failure: { origin: "provider", kind: ModelFailureKind.PROVIDER_ERROR, message: "the summary call returned no text", retryable: false, partialText: "", partialReasoning: "", usage: outcome.usage, providerCode: "", retryAfterMs: 0 },
     };
   }
   const compacted = await deps.store.compactHistory({

@@ -38,6 +38,10 @@ export interface CycleFailure {
   readonly partialReasoning: string;
   /** Usage the provider reported before the failure, if any. */
   readonly usage: Usage | undefined;
+  /** The endpoint's error code, or for OVER_LIMIT the limit that refused the call ("" = none). */
+  readonly providerCode: string;
+  /** OVER_LIMIT: ms until the limit may admit a call again (0 = unknown). */
+  readonly retryAfterMs: number;
 }
 
 export type StopKind = "stop" | "tool_use";
@@ -142,6 +146,8 @@ export class ModelCycle {
         partialText,
         partialReasoning: this.#assembly.partial("thinking"),
         usage: this.#usage,
+        providerCode: failure.providerCode,
+        retryAfterMs: failure.retryAfterMs,
       },
     };
   }
@@ -162,6 +168,8 @@ export class ModelCycle {
         partialText: this.#assembly.partial("text"),
         partialReasoning: this.#assembly.partial("thinking"),
         usage: this.#usage,
+        providerCode: "",
+        retryAfterMs: 0,
       },
     };
   }

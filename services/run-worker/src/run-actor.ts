@@ -274,11 +274,13 @@ export class RunActor {
       memberId: prepared.memberId,
       baseRevisionId: prepared.baseRevisionId,
       initialMessages: action.case === "start" ? action.value.initialMessages : [],
+      onceClientIds: action.case === "start" ? action.value.onceClientIds : [],
       parentRunId: prepared.parentRunId,
       parentToolCallId: prepared.parentToolCallId,
       modelId: prepared.model?.modelId ?? "",
     });
     if (begun.supersededRunId !== "") this.#cancelSuperseded(begun.supersededRunId, runId);
+    if (begun.duplicateOfRunId !== "") this.#log.info({ duplicate_of_run_id: begun.duplicateOfRunId }, "the start was applied before; the run completed without doing anything");
     return begun.run;
   }
 

@@ -12,6 +12,8 @@ const failure = (origin: "provider" | "protocol", kind: ModelFailureKind) => ({
   partialText: "secret partial answer",
   partialReasoning: "",
   usage: undefined,
+  providerCode: "",
+  retryAfterMs: 0,
 });
 
 describe("run outcomes", () => {
@@ -21,6 +23,14 @@ describe("run outcomes", () => {
       failure: { kind: FailureKind.PROVIDER, modelFailureKind: ModelFailureKind.RATE_LIMITED, retryable: true },
     });
     expect(cycleFailed(failure("protocol", ModelFailureKind.PROTOCOL))).toMatchObject({ kind: "failed", failure: { kind: FailureKind.PROTOCOL } });
+  });
+
+  it("maps a call the accounting refused to OVER_LIMIT with the limit and when it resets", () => {
+    const outcome = cycleFailed({ ...failure("provider", ModelFailureKind.OVER_LIMIT), message: "Your daily budget of $1 is used up", providerCode: "member_budget", retryAfterMs: 42_000 });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { kind: FailureKind.OVER_LIMIT, modelFailureKind: ModelFailureKind.OVER_LIMIT, limit: "member_budget", retryAfterMs: 42_000 } });
+    expect(terminalEvent(outcome)).toMatchObject({
+      event: { case: "terminal", value: { outcome: { case: "failed", value: { kind: FailureKind.OVER_LIMIT, limit: "member_budget", retryAfterMs: 42_000, message: "Your daily budget of $1 is used up" } } } },
+    });
   });
 
   it("never carries partial model output into the failure message", () => {

@@ -15,6 +15,10 @@ export interface RunFailure {
   /** Set for provider failures. */
   readonly modelFailureKind: ModelFailureKind;
   readonly retryable: boolean;
+  /** OVER_LIMIT: the limit that refused the call ("" otherwise). */
+  readonly limit: string;
+  /** OVER_LIMIT: ms until it resets (0 = unknown). */
+  readonly retryAfterMs: number;
 }
 
 export type RunOutcome =
@@ -32,17 +36,35 @@ export type RunStopReason =
   | { readonly kind: "client_closed"; readonly error: string; readonly failureKind: FailureKind }
   | { readonly kind: "shutdown" };
 
-export function failed(kind: FailureKind, message: string, extra?: { modelFailureKind?: ModelFailureKind; retryable?: boolean }): Extract<RunOutcome, { kind: "failed" }> {
+export function failed(
+  kind: FailureKind,
+  message: string,
+  extra?: { modelFailureKind?: ModelFailureKind; retryable?: boolean; limit?: string; retryAfterMs?: number },
+): Extract<RunOutcome, { kind: "failed" }> {
   return {
     kind: "failed",
-    failure: { kind, message, modelFailureKind: extra?.modelFailureKind ?? ModelFailureKind.UNSPECIFIED, retryable: extra?.retryable ?? false },
+    failure: {
+      kind,
+      message,
+      modelFailureKind: extra?.modelFailureKind ?? ModelFailureKind.UNSPECIFIED,
+      retryable: extra?.retryable ?? false,
+      limit: extra?.limit ?? "",
+      retryAfterMs: extra?.retryAfterMs ?? 0,
+    },
   };
 }
 
-/** A failed model cycle: provider-reported failures are PROVIDER, broken streams PROTOCOL. */
+/**
+ * A failed model cycle: provider-reported failures are PROVIDER, except a
+ * call the gateway's accounting refused (OVER_LIMIT: a budget or rate limit,
+ * with the limit and when it resets); broken streams are PROTOCOL.
+ */
 export function cycleFailed(failure: CycleFailure): FinalOutcome {
   switch (failure.origin) {
     case "provider":
+      if (failure.kind === ModelFailureKind.OVER_LIMIT) {
+        return failed(FailureKind.OVER_LIMIT, failure.message, { modelFailureKind: failure.kind, retryable: true, limit: failure.providerCode, retryAfterMs: failure.retryAfterMs });
+      }
       return failed(FailureKind.PROVIDER, failure.message, { modelFailureKind: failure.kind, retryable: failure.retryable });
     case "protocol":
       return failed(FailureKind.PROTOCOL, failure.message, { modelFailureKind: failure.kind });
@@ -106,8 +128,8 @@ export function terminalEvent(outcome: FinalOutcome): MessageInitShape<typeof St
     case "cancelled":
       return { event: { case: "terminal", value: { outcome: { case: "cancelled", value: { reason: outcome.reason } } } } };
     case "failed": {
-      const { kind, message, modelFailureKind, retryable } = outcome.failure;
-      return { event: { case: "terminal", value: { outcome: { case: "failed", value: { kind, message, modelFailureKind, retryable } } } } };
+      const { kind, message, modelFailureKind, retryable, limit, retryAfterMs } = outcome.failure;
+      return { event: { case: "terminal", value: { outcome: { case: "failed", value: { kind, message, modelFailureKind, retryable, limit, retryAfterMs } } } } };
     }
     default:
       return assertNever(outcome);

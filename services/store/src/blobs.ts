@@ -13,12 +13,22 @@ export function blobId(data: Uint8Array): Buffer {
   return createHash("sha256").update(data).digest();
 }
 
-/** Stores `data` (once) and returns its id; `expectedId`, when given, must match. */
-export async function putBlob(pool: pg.Pool, data: Uint8Array, expectedId: Uint8Array): Promise<Outcome<Buffer>> {
+/**
+ * Stores `data` (once) and returns its id; `expectedId`, when given, must
+ * match. `conversationId` ("" = none) records that the conversation refers to
+ * the blob (blob_refs, in the same statement): retention deletes a blob only
+ * when no conversation that refers to it keeps its content.
+ */
+export async function putBlob(pool: pg.Pool, data: Uint8Array, expectedId: Uint8Array, conversationId = ""): Promise<Outcome<Buffer>> {
   const id = blobId(data);
   if (expectedId.length > 0 && !id.equals(expectedId))
     return reject("invalid", `blob id ${Buffer.from(expectedId).toString("hex")} does not match SHA-256 of the data (${id.toString("hex")})`);
-  await query(pool, "INSERT INTO blobs (id, bytes) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [id, data]);
+  await query(
+    pool,
+    `WITH stored AS (INSERT INTO blobs (id, bytes) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING)
+     INSERT INTO blob_refs (conversation_id, blob_id) SELECT $3, $1 WHERE $3 <> '' ON CONFLICT DO NOTHING`,
+    [id, data, conversationId],
+  );
   return ok(id);
 }
 

@@ -53,3 +53,9 @@ export async function setHead(tx: Transaction, conversationId: string, headRevis
 export async function setActiveRun(tx: Transaction, conversationId: string, activeRunId: string | null): Promise<void> {
   await query(tx, "UPDATE conversations SET active_run_id = $2, updated_at = now() WHERE id = $1", [conversationId, activeRunId]);
 }
+
+/** When the retention job last deleted the conversation's content (null = never). */
+export async function contentPurgedAt(db: Queryable, conversationId: string): Promise<Date | null> {
+  const result = await query<{ content_purged_at: Date | null }>(db, "SELECT content_purged_at FROM conversations WHERE id = $1", [conversationId]);
+  return result.rows[0]?.content_purged_at ?? null;
+}

@@ -3,9 +3,12 @@
  * providers reported (runs.usage, protobuf JSON of byok.v1.Usage, uint64 as
  * strings). A token field is summed only over the runs that reported it, and
  * each sum says how many runs that was: a field no run reported stays unknown
- * (undefined), never 0.
+ * (undefined), never 0. Cost comes from the ledger: the member's model calls
+ * that started in the range, summed over the calls with a known cost (the
+ * others are counted, never taken as 0).
  */
 import type pg from "pg";
+import { formatUsd, parseUsd } from "@byok/platform";
 import { query } from "./database.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { parseRfc3339, type Timestamp } from "./rfc3339.ts";
@@ -35,7 +38,13 @@ export interface MemberUsageRow {
   readonly completed: number;
   readonly failed: number;
   readonly cancelled: number;
+  /** Runs started by another run's Task (sub-agents); they are counted in `runs` too. */
+  readonly subagentRuns: number;
   readonly tokens: Readonly<Record<TokenField, TokenSum>>;
+  /** From the ledger. */
+  readonly modelCalls: number;
+  readonly costUsd: string;
+  readonly unknownCostCalls: number;
 }
 
 type TokenColumns = { [F in TokenField as `${F}_sum`]: string | null } & { [F in TokenField as `${F}_runs`]: string };
@@ -47,6 +56,7 @@ type MemberUsageDbRow = TokenColumns & {
   completed: string;
   failed: string;
   cancelled: string;
+  subagent_runs: string;
 };
 
 // Field names are the protobuf JSON names runs.usage is stored with (run-rows.ts usageToJson).
@@ -60,6 +70,7 @@ SELECT r.member_id, m.name,
        count(*) FILTER (WHERE r.status = 'completed') AS completed,
        count(*) FILTER (WHERE r.status = 'failed') AS failed,
        count(*) FILTER (WHERE r.status = 'cancelled') AS cancelled,
+       count(*) FILTER (WHERE r.parent_run_id IS NOT NULL) AS subagent_runs,
        ${TOKEN_SELECTS}
   FROM runs r
   LEFT JOIN members m ON m.id::text = r.member_id
@@ -69,13 +80,28 @@ SELECT r.member_id, m.name,
  GROUP BY r.member_id, m.name
  ORDER BY r.member_id`;
 
+const COST_SQL = `
+SELECT member_id, count(*) AS calls, coalesce(sum(cost_usd), 0) AS cost, count(*) FILTER (WHERE cost_usd IS NULL) AS unknown
+  FROM ledger
+ WHERE ($1 = '' OR member_id = $1)
+   AND ($2::timestamptz IS NULL OR started_at >= $2::timestamptz)
+   AND ($3::timestamptz IS NULL OR started_at < $3::timestamptz)
+ GROUP BY member_id`;
+
+interface CostDbRow {
+  member_id: string;
+  calls: string;
+  cost: string;
+  unknown: string;
+}
+
 function bound(name: "since" | "until", text: string): Outcome<Timestamp | undefined> {
   if (text === "") return ok(undefined);
   const timestamp = parseRfc3339(text);
   return timestamp ? ok(timestamp) : reject("invalid", `${name} is not an RFC 3339 timestamp: ${JSON.stringify(text)}`);
 }
 
-function fromDb(row: MemberUsageDbRow): MemberUsageRow {
+function fromDb(row: MemberUsageDbRow, cost: CostDbRow | undefined): MemberUsageRow {
   const tokens = Object.fromEntries(
     TOKEN_FIELDS.map((field) => {
       const sum = row[`${field}_sum`];
@@ -89,7 +115,11 @@ function fromDb(row: MemberUsageDbRow): MemberUsageRow {
     completed: Number(row.completed),
     failed: Number(row.failed),
     cancelled: Number(row.cancelled),
+    subagentRuns: Number(row.subagent_runs),
     tokens,
+    modelCalls: Number(cost?.calls ?? 0),
+    costUsd: formatUsd(parseUsd(cost?.cost ?? "0") ?? 0n),
+    unknownCostCalls: Number(cost?.unknown ?? 0),
   };
 }
 
@@ -102,6 +132,8 @@ export async function memberUsage(pool: pg.Pool, filter: UsageFilter): Promise<O
   if (since.value && until.value && since.value.epochMicros > until.value.epochMicros) {
     return reject("invalid", `since (${filter.since}) is after until (${filter.until})`);
   }
-  const result = await query<MemberUsageDbRow>(pool, USAGE_SQL, [filter.memberId, since.value?.text ?? null, until.value?.text ?? null]);
-  return ok(result.rows.map(fromDb));
+  const params = [filter.memberId, since.value?.text ?? null, until.value?.text ?? null];
+  const result = await query<MemberUsageDbRow>(pool, USAGE_SQL, params);
+  const costs = new Map((await query<CostDbRow>(pool, COST_SQL, params)).rows.map((row) => [row.member_id, row]));
+  return ok(result.rows.map((row) => fromDb(row, costs.get(row.member_id))));
 }

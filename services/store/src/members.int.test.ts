@@ -19,7 +19,7 @@ describe("members", () => {
     const verified = await store.call("verifyMemberKey", { key: created.key });
     expect(verified).toMatchObject({ memberId: created.member!.memberId, name: "Ada" });
 
-    const stored = await store.sql("SELECT key_hash FROM members");
+    const stored = await store.sql("SELECT key_hash FROM member_keys");
     expect(JSON.stringify(stored.rows)).not.toContain(created.key);
   });
 

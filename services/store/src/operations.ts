@@ -1,7 +1,9 @@
 /**
  * One handler per store operation: decodes the request into the domain call and
  * shapes the result as the operation's response. The Handlers type makes the
- * table exhaustive over STORE_OPERATIONS.
+ * table exhaustive over STORE_OPERATIONS; the control plane's handlers (teams,
+ * keys, budgets, limits, ledger, accounting) are in control/control-operations.ts.
+ * `now` is the store's clock (key expiry, budget and rate windows, leases).
  */
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type pg from "pg";
@@ -18,8 +20,13 @@ import { ok, reject, type Outcome } from "./outcome.ts";
 import { loadRevisionHistory } from "./revisions.ts";
 import { appendMessages } from "./run-append.ts";
 import { beginRun, finishRun } from "./run-lifecycle.ts";
-import { findRun } from "./run-rows.ts";
+import { findChildRuns, findRun } from "./run-rows.ts";
+import { findCommittedResult } from "./tool-round-rows.ts";
 import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
+import { createAuditHandlers } from "./audit/audit-operations.ts";
+import { createControlHandlers } from "./control/control-operations.ts";
+import { purgeExpiredContent } from "./retention/content-purge.ts";
+import type { RetentionJob } from "./retention/retention-job.ts";
 import { cacheUsageRecord, failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
 
 export type OperationHandler<K extends keyof StoreOperations> = (
@@ -32,8 +39,10 @@ function map<T, U>(outcome: Outcome<T>, shape: (value: T) => U): Outcome<U> {
   return outcome.kind === "ok" ? ok(shape(outcome.value)) : outcome;
 }
 
-export function createHandlers(pool: pg.Pool): Handlers {
+export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date(), retention?: Pick<RetentionJob, "runNow">): Handlers {
   return {
+    ...createControlHandlers(pool, now),
+    ...createAuditHandlers(pool, retention ?? { runNow: () => purgeExpiredContent(pool, now()) }),
     importHistory: async (req) =>
       map(await importHistory(pool, { conversationId: req.conversationId, memberId: req.memberId, messages: req.messages }), (v) => ({
         revisionId: v.revisionId,
@@ -50,8 +59,9 @@ export function createHandlers(pool: pg.Pool): Handlers {
           parentRunId: req.parentRunId,
           parentToolCallId: req.parentToolCallId,
           modelId: req.modelId,
+          onceClientIds: req.onceClientIds,
         }),
-        (v) => ({ run: runRecord(v.run), supersededRunId: v.supersededRunId ?? "" }),
+        (v) => ({ run: runRecord(v.run), supersededRunId: v.supersededRunId ?? "", duplicateOfRunId: v.duplicateOf ?? "" }),
       ),
 
     appendMessages: async (req) =>
@@ -82,6 +92,11 @@ export function createHandlers(pool: pg.Pool): Handlers {
     getRun: async (req) => {
       const run = await findRun(pool, req.runId);
       return run ? ok({ run: runRecord(run) }) : reject("not_found", `run ${req.runId} not found`);
+    },
+
+    listChildRuns: async (req) => {
+      if (req.parentRunId === "") return reject("invalid", "parent_run_id is required");
+      return ok({ runs: (await findChildRuns(pool, req.parentRunId)).map(runRecord) });
     },
 
     getConversation: async (req) => {
@@ -122,7 +137,7 @@ export function createHandlers(pool: pg.Pool): Handlers {
         (v) => ({ revisionId: v.revisionId, messages: v.messages }),
       ),
 
-    putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId), (id) => ({ id })),
+    putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId, req.conversationId), (id) => ({ id })),
 
     getBlobs: async (req) => map(await getBlobs(pool, req.ids), (blobs) => ({ blobs: blobs.map((b) => ({ id: b.id, data: b.data })) })),
 
@@ -154,13 +169,26 @@ export function createHandlers(pool: pg.Pool): Handlers {
 
     getOpenToolRound: async (req) => map(await getOpenToolRound(pool, req.runId), (round) => (round ? { round: toolRoundRecord(round) } : {})),
 
-    createMember: async (req) => map(await createMember(pool, req.name), (v) => ({ member: memberRecord(v.member), key: v.key })),
+    findToolResult: async (req) => {
+      if (req.conversationId === "" || req.callId === "" || req.name === "") return reject("invalid", "conversation_id, call_id and name are required");
+      const found = await findCommittedResult(pool, req.conversationId, { callId: req.callId, name: req.name, argumentsJson: req.argumentsJson });
+      return ok(found ? { found: true, content: found.content, isError: found.isError, runId: found.runId } : { found: false });
+    },
+
+
+    createMember: async (req) =>
+      map(await createMember(pool, { name: req.name, teamId: req.teamId, keyLabel: req.keyLabel, keyExpiresAt: req.keyExpiresAt }, now()), (v) => ({
+        member: memberRecord(v.member),
+        key: v.key,
+        keyId: v.keyId,
+      })),
 
     revokeMember: async (req) => map(await revokeMember(pool, req.memberId), (member) => ({ member: memberRecord(member) })),
 
-    verifyMemberKey: async (req) => map(await verifyMemberKey(pool, req.key), (member) => ({ memberId: member.id, name: member.name })),
+    verifyMemberKey: async (req) =>
+      map(await verifyMemberKey(pool, req.key, now()), (v) => ({ memberId: v.member.id, name: v.member.name, keyId: v.keyId, teamId: v.member.teamId })),
 
-    listMembers: async (req) => map(await listMembers(pool, req.includeRevoked), (members) => ({ members: members.map(memberRecord) })),
+    listMembers: async (req) => map(await listMembers(pool, req.includeRevoked, req.teamId), (members) => ({ members: members.map(memberRecord) })),
 
     memberUsage: async (req) =>
       map(await memberUsage(pool, { memberId: req.memberId, since: req.since, until: req.until }), (rows) => ({ members: rows.map(memberUsageRecord) })),

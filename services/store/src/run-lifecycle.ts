@@ -1,13 +1,17 @@
 /**
  * run.begin and run.finish. A new run takes ownership of its conversation in one
  * transaction (superseding the active run) and appends its initial messages;
- * repeats are idempotent by run id.
+ * repeats are idempotent by run id. A start whose once client ids the
+ * conversation already holds (once-starts.ts) is a repeat of an earlier start:
+ * its run is recorded completed at once, takes nothing over and appends nothing.
+ * A sub-agent run must belong to the member of its parent run.
  */
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
-import { ensureConversationLocked, lockConversation, setActiveRun, setHead } from "./conversations.ts";
+import { contentPurgedAt, ensureConversationLocked, lockConversation, setActiveRun, setHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
+import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { appendRevision, findRevision, type RevisionRow } from "./revisions.ts";
 import { countRepeatedBegin, findRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
@@ -21,18 +25,22 @@ export interface BeginRunInput {
   readonly parentRunId: string;
   readonly parentToolCallId: string;
   readonly modelId: string;
+  /** Client ids of initial messages the conversation takes only once. */
+  readonly onceClientIds: readonly string[];
 }
 
 export interface BegunRun {
   readonly run: RunRow;
   /** The run this one superseded (marked cancelled in the same transaction). */
   readonly supersededRunId: string | null;
+  /** A repeated start: which run (or "imported") took its once client ids; the run is completed. */
+  readonly duplicateOf: string | null;
 }
 
 function repeatedBegin(run: RunRow, input: BeginRunInput): Outcome<BegunRun> {
   if (run.conversationId !== input.conversationId) return reject("invalid", `run ${run.id} belongs to conversation ${run.conversationId}`);
   if (run.memberId !== input.memberId) return reject("forbidden", `run ${run.id} belongs to another member`);
-  return ok({ run, supersededRunId: null });
+  return ok({ run, supersededRunId: null, duplicateOf: null });
 }
 
 export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<BegunRun>> {
@@ -48,9 +56,37 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
     const raced = await countRepeatedBegin(tx, input.runId);
     if (raced) return repeatedBegin(raced, input);
 
+    if (input.parentRunId !== "") {
+      const parent = await findRun(tx, input.parentRunId);
+      if (parent && parent.memberId !== input.memberId) return reject("forbidden", `parent run ${input.parentRunId} belongs to another member`);
+    }
+    const newRun = {
+      id: input.runId,
+      conversationId: conversation.id,
+      memberId: input.memberId,
+      parentRunId: input.parentRunId,
+      parentToolCallId: input.parentToolCallId,
+      modelId: input.modelId,
+    };
+    const onceIds = [...new Set(input.onceClientIds.filter((id) => id !== ""))];
+    if (onceIds.length > 0) {
+      const taken = await takenClientIds(tx, conversation.id, onceIds);
+      if (taken.size === onceIds.length) {
+        const run = await insertRun(tx, { ...newRun, startRevisionId: null }, "completed");
+        return ok({ run, supersededRunId: null, duplicateOf: taken.get(onceIds[0] as string) ?? null });
+      }
+    }
+
     let base: RevisionRow | null = null;
     if (input.baseRevisionId !== "") {
       const found = await findRevision(tx, input.baseRevisionId);
+      if (!found && (await contentPurgedAt(tx, conversation.id)) !== null) {
+        // The retention job deleted the history between the client's history.import and this begin.
+        return reject(
+          "invalid",
+          `the stored history of conversation ${conversation.id} was deleted by its team's retention policy while this run started; send the message again (the next run imports the history from the client)`,
+        );
+      }
       if (!found || found.conversationId !== conversation.id)
         return reject("invalid", `base revision ${input.baseRevisionId} is not a revision of conversation ${conversation.id}`);
       base = found;
@@ -69,18 +105,10 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       initial.length > 0
         ? await appendRevision(tx, { conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } })
         : base;
-    const run = await insertRun(tx, {
-      id: input.runId,
-      conversationId: conversation.id,
-      memberId: input.memberId,
-      parentRunId: input.parentRunId,
-      parentToolCallId: input.parentToolCallId,
-      modelId: input.modelId,
-      startRevisionId: start?.id ?? null,
-    });
+    const run = await insertRun(tx, { ...newRun, startRevisionId: start?.id ?? null });
     await setActiveRun(tx, conversation.id, run.id);
     await setHead(tx, conversation.id, start?.id ?? null);
-    return ok({ run, supersededRunId });
+    return ok({ run, supersededRunId, duplicateOf: null });
   });
 }
 

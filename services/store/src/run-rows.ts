@@ -5,7 +5,7 @@ import { query, type Queryable, type Transaction } from "./database.ts";
 
 export type RunState = "running" | "completed" | "cancelled" | "failed";
 export type TerminalRunState = Exclude<RunState, "running">;
-export type RunFailureKind = "protocol" | "provider" | "store" | "client";
+export type RunFailureKind = "protocol" | "provider" | "store" | "client" | "over_limit";
 
 export interface RunRow {
   readonly id: string;
@@ -24,7 +24,7 @@ export interface RunRow {
   readonly beginCount: number;
 }
 
-interface RunDbRow {
+export interface RunDbRow {
   id: string;
   conversation_id: string;
   member_id: string;
@@ -41,7 +41,7 @@ interface RunDbRow {
   begin_count: number;
 }
 
-function fromDb(row: RunDbRow): RunRow {
+export function runFromDb(row: RunDbRow): RunRow {
   return {
     id: row.id,
     conversationId: row.conversation_id,
@@ -64,33 +64,40 @@ export function usageToJson(usage: Usage | undefined): string | null {
   return usage === undefined ? null : JSON.stringify(toJson(UsageSchema, usage));
 }
 
-const COLUMNS = `id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, failure_kind,
+export const RUN_COLUMNS = `id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, failure_kind,
   failure_message, usage, provider_call_index, start_revision_id, head_revision_id, begin_count`;
 
 export async function findRun(db: Queryable, runId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<RunRow | undefined> {
-  const result = await query<RunDbRow>(db, `SELECT ${COLUMNS} FROM runs WHERE id = $1${lock === "lock" ? " FOR UPDATE" : ""}`, [runId]);
+  const result = await query<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1${lock === "lock" ? " FOR UPDATE" : ""}`, [runId]);
   const row = result.rows[0];
-  return row ? fromDb(row) : undefined;
+  return row ? runFromDb(row) : undefined;
 }
 
 /** Counts one more run.begin for an existing run and returns it; undefined when the run does not exist. */
 export async function countRepeatedBegin(tx: Transaction, runId: string): Promise<RunRow | undefined> {
-  const result = await query<RunDbRow>(tx, `UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [runId]);
+  const result = await query<RunDbRow>(tx, `UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}`, [runId]);
   const row = result.rows[0];
-  return row ? fromDb(row) : undefined;
+  return row ? runFromDb(row) : undefined;
 }
 
-/** What a new run row is inserted with (status running, head = start revision). */
+/** What a new run row is inserted with (head = start revision). */
 export type NewRun = Pick<RunRow, "id" | "conversationId" | "memberId" | "parentRunId" | "parentToolCallId" | "modelId" | "startRevisionId">;
 
-export async function insertRun(tx: Transaction, run: NewRun): Promise<RunRow> {
+/** `status` running (a run that starts) or completed (a repeated start that does nothing; finished at once). */
+export async function insertRun(tx: Transaction, run: NewRun, status: "running" | "completed" = "running"): Promise<RunRow> {
   const result = await query<RunDbRow>(
     tx,
-    `INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
-     VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, 'running', $7, $7) RETURNING ${COLUMNS}`,
-    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId],
+    `INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id, finished_at)
+     VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, $8, $7, $7, CASE WHEN $8 = 'running' THEN NULL ELSE now() END) RETURNING ${RUN_COLUMNS}`,
+    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId, status],
   );
-  return fromDb(result.rows[0] as RunDbRow);
+  return runFromDb(result.rows[0] as RunDbRow);
+}
+
+/** The sub-agent runs `parentRunId` started, oldest first. */
+export async function findChildRuns(db: Queryable, parentRunId: string): Promise<RunRow[]> {
+  const result = await query<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, [parentRunId]);
+  return result.rows.map(runFromDb);
 }
 
 export interface RunTermination {
@@ -106,10 +113,10 @@ export async function terminateRun(tx: Transaction, runId: string, end: RunTermi
     tx,
     `UPDATE runs SET status = $2, failure_kind = $3, failure_message = NULLIF($4, ''), usage = COALESCE($5::jsonb, usage),
             finished_at = now(), updated_at = now()
-      WHERE id = $1 RETURNING ${COLUMNS}`,
+      WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
     [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage)],
   );
-  return fromDb(result.rows[0] as RunDbRow);
+  return runFromDb(result.rows[0] as RunDbRow);
 }
 
 /** Records that the run moved the conversation head (and which model call it came from). */

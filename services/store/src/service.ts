@@ -1,16 +1,22 @@
-/** The store service: migrate the database, then answer store requests on the bus. */
+/** The store service: migrate the database, answer store requests on the bus, run the retention job. */
 import { busNames } from "@byok/contracts";
 import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { systemClock, type Clock } from "@byok/platform/clock";
 import { serveStoreOperations } from "./bus-server.ts";
 import type { StoreConfig } from "./config.ts";
 import { createPool, runMigrations } from "./database.ts";
 import { createStoreMetrics } from "./metrics.ts";
 import { createHandlers } from "./operations.ts";
+import { startRetentionJob } from "./retention/retention-job.ts";
 
 export interface StoreOverrides {
   readonly log?: Logger;
   /** A NATS connection owned by the caller (not closed by stop()). */
   readonly nc?: NatsConnection;
+  /** The store's clock (tests move it: key expiry, budget windows, lease expiry, retention cut-off). */
+  readonly now?: () => Date;
+  /** Timers of the retention schedule (tests pass a ManualClock). */
+  readonly clock?: Clock;
 }
 
 export interface RunningStore {
@@ -36,7 +42,10 @@ export async function startStore(config: StoreConfig, overrides: StoreOverrides 
     throw error;
   }
   const ownedNc = overrides.nc ? undefined : nc;
-  const server = serveStoreOperations(nc, busNames(config.busPrefix), createHandlers(pool), log, createStoreMetrics(registry));
+  const clock = overrides.clock ?? systemClock;
+  const now = overrides.now ?? (() => new Date(clock.now()));
+  const retention = startRetentionJob({ pool, clock, now, intervalMs: config.retentionIntervalMs, log });
+  const server = serveStoreOperations(nc, busNames(config.busPrefix), createHandlers(pool, now, retention), log, createStoreMetrics(registry));
   // Make sure every subscription is registered with the server before callers send requests.
   await nc.flush();
   log.info({ bus_prefix: config.busPrefix }, "store serving requests");
@@ -47,6 +56,7 @@ export async function startStore(config: StoreConfig, overrides: StoreOverrides 
     stop() {
       stopped ??= (async () => {
         await server.close();
+        await retention.stop();
         if (ownedNc) await ownedNc.drain();
         await pool.end();
         await ops.stop();

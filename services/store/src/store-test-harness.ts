@@ -26,12 +26,14 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-export async function startTestStore(): Promise<TestStore> {
+/** `now`: the store's clock (default: the real one). */
+export async function startTestStore(options: { now?: () => Date } = {}): Promise<TestStore> {
   const database = await createTestDatabase();
   const bus = createTestBus();
-  const config = loadConfig({ DATABASE_URL: database.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, DATABASE_POOL_SIZE: "4" });
+  const config = loadConfig({ DATABASE_URL: database.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, DATABASE_POOL_SIZE: "4", RETENTION_INTERVAL_MS: "0" });
   const names = busNames(bus.prefix);
-  let store: RunningStore = await startStore(config, { log: silentLogger() });
+  const overrides = { log: silentLogger(), ...(options.now === undefined ? {} : { now: options.now }) };
+  let store: RunningStore = await startStore(config, overrides);
   const nc = await connect({ servers: bus.natsUrl });
   const admin = new pg.Client({ connectionString: database.url });
   await admin.connect();
@@ -50,7 +52,7 @@ export async function startTestStore(): Promise<TestStore> {
     sql: (text, values) => admin.query(text, values),
     async restart() {
       await store.stop();
-      store = await startStore(config, { log: silentLogger() });
+      store = await startStore(config, overrides);
     },
     async close() {
       await store.stop();

@@ -148,3 +148,31 @@ export async function insertResult(tx: Transaction, result: NewToolResult, settl
   );
   return (updated.rows[0] as { version: number }).version;
 }
+
+/**
+ * A result committed by some run of the conversation (the first one) for the
+ * call `call.callId` whose round recorded the same tool name and arguments, if any.
+ */
+export async function findCommittedResult(
+  db: Queryable,
+  conversationId: string,
+  call: { callId: string; name: string; argumentsJson: string },
+): Promise<{ content: string; isError: boolean; runId: string } | undefined> {
+  // tool_rounds.calls holds the calls as protobuf JSON of ToolCallPart (callId, name, argumentsJson).
+  const result = await query<{ content: string; is_error: boolean; run_id: string }>(
+    db,
+    `SELECT tr.content, tr.is_error, tr.run_id
+       FROM runs r
+       JOIN tool_results tr ON tr.run_id = r.id
+       JOIN tool_rounds rd ON rd.run_id = tr.run_id AND rd.id = tr.round_id
+      WHERE r.conversation_id = $1 AND tr.call_id = $2
+        AND EXISTS (
+          SELECT 1 FROM jsonb_array_elements(rd.calls) c
+           WHERE c ->> 'callId' = $2 AND c ->> 'name' = $3 AND COALESCE(c ->> 'argumentsJson', '') = $4)
+      ORDER BY tr.created_at
+      LIMIT 1`,
+    [conversationId, call.callId, call.name, call.argumentsJson],
+  );
+  const row = result.rows[0];
+  return row ? { content: row.content, isError: row.is_error, runId: row.run_id } : undefined;
+}

@@ -84,6 +84,8 @@ export function failureKindFromWire(kind: FailureKind): RunFailureKind | null {
       return "store";
     case FailureKind.CLIENT:
       return "client";
+    case FailureKind.OVER_LIMIT:
+      return "over_limit";
     default:
       return null;
   }
@@ -99,6 +101,8 @@ function failureKindToWire(kind: RunFailureKind | null): FailureKind {
       return FailureKind.STORE;
     case "client":
       return FailureKind.CLIENT;
+    case "over_limit":
+      return FailureKind.OVER_LIMIT;
     case null:
       return FailureKind.UNSPECIFIED;
     default: {
@@ -148,6 +152,7 @@ export function memberRecord(member: MemberRow): MessageInitShape<typeof MemberR
     name: member.name,
     createdAt: member.createdAt.toISOString(),
     revokedAt: member.revokedAt?.toISOString() ?? "",
+    teamId: member.teamId,
   };
 }
 
@@ -161,6 +166,7 @@ export function memberUsageRecord(row: MemberUsageRow): MessageInitShape<typeof 
     completed: row.completed,
     failed: row.failed,
     cancelled: row.cancelled,
+    subagentRuns: row.subagentRuns,
     inputTokens: inputTokens.total,
     inputTokensRuns: inputTokens.runs,
     outputTokens: outputTokens.total,
@@ -171,6 +177,9 @@ export function memberUsageRecord(row: MemberUsageRow): MessageInitShape<typeof 
     cacheWriteTokensRuns: cacheWriteTokens.runs,
     reasoningTokens: reasoningTokens.total,
     reasoningTokensRuns: reasoningTokens.runs,
+    modelCalls: row.modelCalls,
+    costUsd: row.costUsd,
+    unknownCostCalls: row.unknownCostCalls,
   };
 }
 

@@ -12,9 +12,18 @@
 import { randomUUID } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { aiserver } from "@byok/cursor-protocol";
+import { agent, aiserver } from "@byok/cursor-protocol";
 import { BlobStore } from "./blob-store.ts";
-import { buildRunRequest, emptyConversationState, type ConversationState, type ModelSelection, type RunRequestEnv, type TurnAction } from "./run-request.ts";
+import {
+  buildRunRequest,
+  emptyConversationState,
+  type ConversationState,
+  type ModelSelection,
+  type RunRequestEnv,
+  type RunRequestInput,
+  type SubagentRequest,
+  type TurnAction,
+} from "./run-request.ts";
 import { BIDI_APPEND_PATH, CursorRun, type RunOptions } from "./run.ts";
 import { HttpTransport, type TransportOptions, type UnaryResponse } from "./transport.ts";
 import type { ExecHandlers, QueryHandler } from "./exec.ts";
@@ -53,6 +62,12 @@ export interface TurnOptions {
   start?: RunOptions["start"];
   gzipFirstAppend?: boolean;
   headers?: Readonly<Record<string, string>>;
+  /** The turn's mode (default: the mode of the conversation's last checkpoint, else agent), as the IDE's mode picker does. */
+  mode?: agent.AgentMode;
+  /** Set on a sub-agent's run (see subagents.ts). */
+  subagent?: SubagentRequest;
+  /** RequestContext extras (web toggles, custom sub-agents). */
+  context?: RunRequestInput["context"];
 }
 
 export class FakeCursorClient {
@@ -121,6 +136,10 @@ export class FakeConversation {
   state: ConversationState = emptyConversationState();
   resumePoint: ConversationState | undefined;
   defaultModelId: string | undefined;
+  /** The conversation's latest run (the IDE starts a background completion only once it is over). */
+  lastRun: CursorRun | undefined;
+  /** The model of the latest turn (what the IDE's picker shows for this chat). */
+  lastModelId: string | undefined;
 
   constructor(client: FakeCursorClient, id: string) {
     this.client = client;
@@ -128,7 +147,32 @@ export class FakeConversation {
   }
 
   send(text: string, options: TurnOptions = {}): CursorRun {
-    return this.turn({ kind: "user_message", text, ...(options.messageId === undefined ? {} : { messageId: options.messageId }) }, this.state, options);
+    const mode = options.mode ?? (this.state.mode === undefined || this.state.mode === agent.AgentMode.UNSPECIFIED ? agent.AgentMode.AGENT : this.state.mode);
+    return this.turn({ kind: "user_message", text, mode, ...(options.messageId === undefined ? {} : { messageId: options.messageId }) }, this.state, options);
+  }
+
+  /**
+   * A new run telling the conversation that background work finished
+   * (background_task_completion_action), from `state` (default: the last
+   * settled checkpoint; a retry passes the state its first attempt used).
+   */
+  completeBackground(
+    completions: Extract<TurnAction, { kind: "background_completion" }>["completions"],
+    options: TurnOptions = {},
+    state: ConversationState = this.state,
+  ): CursorRun {
+    return this.turn({ kind: "background_completion", completions }, state, options);
+  }
+
+  /** "Build" on a plan (execute_plan_action): a run in the execution mode that carries out `plan`. */
+  executePlan(plan: string, options: TurnOptions & { planFileUri?: string } = {}): CursorRun {
+    const { planFileUri, ...turnOptions } = options;
+    return this.turn({ kind: "execute_plan", plan, ...(planFileUri === undefined ? {} : { planFileUri }) }, this.state, turnOptions);
+  }
+
+  /** Resolves once the conversation's latest run (if any) has ended. */
+  async idle(): Promise<void> {
+    for (let run = this.lastRun; run !== undefined; run = this.lastRun === run ? undefined : this.lastRun) await run.finished;
   }
 
   /** resume_action from the resume point (or the settled state when there is none). */
@@ -138,6 +182,7 @@ export class FakeConversation {
 
   private turn(action: TurnAction, state: ConversationState, options: TurnOptions): CursorRun {
     const modelId = options.modelId ?? this.defaultModelId;
+    if (modelId !== undefined) this.lastModelId = modelId;
     const model: ModelSelection = options.model ?? (modelId === undefined ? { via: "none" } : { via: "requested_model", modelId });
     const runRequest = buildRunRequest({
       conversationId: this.id,
@@ -145,6 +190,8 @@ export class FakeConversation {
       model,
       action,
       ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.subagent === undefined ? {} : { subagent: options.subagent }),
+      ...(options.context === undefined ? {} : { context: options.context }),
     });
     const runOptions: RunOptions = { runRequest };
     if (options.requestId !== undefined) runOptions.requestId = options.requestId;
@@ -156,6 +203,7 @@ export class FakeConversation {
     if (options.gzipFirstAppend !== undefined) runOptions.gzipFirstAppend = options.gzipFirstAppend;
     if (options.headers !== undefined) runOptions.headers = options.headers;
     const run = this.client.startRun(runOptions);
+    this.lastRun = run;
     void run.finished.then((result) => {
       if (result.lastSettled !== undefined) this.state = result.lastSettled;
       if (result.resumePoint !== undefined) this.resumePoint = result.resumePoint;

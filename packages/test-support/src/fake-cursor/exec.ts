@@ -16,6 +16,8 @@ export type InteractionResponseInit = Omit<MessageInitShape<typeof agent.Interac
 
 export interface ExecContext {
   readonly requestId: string;
+  /** The extra headers of the run the exec belongs to (e.g. a sub-agent run's x-parent-*). */
+  readonly runHeaders: Readonly<Record<string, string>>;
   readonly exec: agent.ExecServerMessage;
   /** Name of the exec's args oneof (e.g. "readArgs", "shellStreamArgs"); "unknown" when unset. */
   readonly kind: string;
@@ -62,6 +64,7 @@ export function pickExecHandler(handlers: ExecHandlers | undefined, kind: string
 /** What the exec/query dispatch needs from the run. */
 export interface ClientHooks {
   readonly requestId: string;
+  readonly runHeaders: Readonly<Record<string, string>>;
   readonly onExec: ExecHandlers | undefined;
   readonly onQuery: QueryHandler | undefined;
   /** Sends one AgentClientMessage as the next BidiAppend of the run. */
@@ -81,6 +84,7 @@ export function startExec(exec: agent.ExecServerMessage, hooks: ClientHooks): Ab
     hooks.append(create(agent.AgentClientMessageSchema, { message: { case: "execClientControlMessage", value: { message } } }), label);
   const ctx: ExecContext = {
     requestId: hooks.requestId,
+    runHeaders: hooks.runHeaders,
     exec,
     kind,
     signal: abort.signal,

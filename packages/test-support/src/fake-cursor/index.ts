@@ -8,3 +8,13 @@ export { HttpTransport, ProxyConnectError, type TransportOptions, type ProxyOpti
 export { frameLabel, describeTimeline, checkpointKind, type TimelineEntry, type CheckpointKind } from "./timeline.ts";
 export { checkpointBlobReferences } from "./checkpoint-refs.ts";
 export type { ExecContext, ExecHandler, ExecHandlers, QueryContext, QueryHandler } from "./exec.ts";
+export {
+  SubagentRunner,
+  PARENT_REQUEST_ID_HEADER,
+  PARENT_TOOL_CALL_ID_HEADER,
+  ROOT_PARENT_REQUEST_ID_HEADER,
+  type ChildRecord,
+  type CompletionRecord,
+  type SubagentRunnerOptions,
+} from "./subagents.ts";
+export { approveAll, queryAnswers, type QueryAnswers } from "./query-answers.ts";

@@ -38,7 +38,19 @@ export type ModelSelection = { via: "requested_model"; modelId: string; paramete
 
 export type TurnAction =
   | { kind: "user_message"; text: string; messageId?: string; mode?: agent.AgentMode }
-  | { kind: "resume" };
+  | { kind: "resume" }
+  /** "Build" on a plan: execute_plan_action with the plan text and its file. */
+  | { kind: "execute_plan"; plan: string; planFileUri?: string; executionMode?: agent.AgentMode }
+  /** The IDE's notice that background work (a sub-agent, a shell) finished: a new run of the parent conversation. */
+  | { kind: "background_completion"; completions: Array<MessageInitShape<typeof agent.BackgroundTaskCompletionSchema>> };
+
+/** What the IDE puts into a sub-agent's run_request (cursor-agent-protocol §10). */
+export interface SubagentRequest {
+  typeName: string;
+  /** Root conversation of the sub-agent tree. */
+  conversationGroupId: string;
+  suppressProgressTool?: boolean;
+}
 
 export interface RunRequestInput {
   conversationId: string;
@@ -47,11 +59,21 @@ export interface RunRequestInput {
   action: TurnAction;
   env?: Partial<RunRequestEnv>;
   preFetchedBlobs?: Array<{ id: Uint8Array; value: Uint8Array }>;
+  subagent?: SubagentRequest;
+  /** RequestContext extras (web_search_enabled, custom_subagents, ...). */
+  context?: RequestContextExtras;
 }
 
-function requestContext(env: Partial<RunRequestEnv> | undefined): MessageInitShape<typeof agent.RequestContextSchema> {
+export interface RequestContextExtras {
+  webSearchEnabled?: boolean;
+  webFetchEnabled?: boolean;
+  customSubagents?: Array<{ name: string; description: string; fullPath?: string }>;
+}
+
+function requestContext(env: Partial<RunRequestEnv> | undefined, extra: RequestContextExtras = {}): MessageInitShape<typeof agent.RequestContextSchema> {
   const e = { ...DEFAULT_ENV, ...env };
   return {
+    ...extra,
     env: {
       osVersion: e.osVersion,
       workspacePaths: e.workspacePaths,
@@ -64,28 +86,61 @@ function requestContext(env: Partial<RunRequestEnv> | undefined): MessageInitSha
 }
 
 export function buildRunRequest(input: RunRequestInput): agent.AgentClientMessage {
-  const action: MessageInitShape<typeof agent.ConversationActionSchema> =
-    input.action.kind === "user_message"
-      ? {
-          action: {
-            case: "userMessageAction",
-            value: {
-              userMessage: {
-                text: input.action.text,
-                messageId: input.action.messageId ?? randomUUID(),
-                mode: input.action.mode ?? agent.AgentMode.AGENT,
-              },
-              requestContext: requestContext(input.env),
+  let action: MessageInitShape<typeof agent.ConversationActionSchema>;
+  switch (input.action.kind) {
+    case "user_message":
+      action = {
+        action: {
+          case: "userMessageAction",
+          value: {
+            userMessage: {
+              text: input.action.text,
+              messageId: input.action.messageId ?? randomUUID(),
+              mode: input.action.mode ?? agent.AgentMode.AGENT,
             },
+            requestContext: requestContext(input.env, input.context),
           },
-        }
-      : { action: { case: "resumeAction", value: { requestContext: requestContext(input.env) } } };
+        },
+      };
+      break;
+    case "resume":
+      action = { action: { case: "resumeAction", value: { requestContext: requestContext(input.env, input.context) } } };
+      break;
+    case "background_completion":
+      action = { action: { case: "backgroundTaskCompletionAction", value: { completions: input.action.completions } } };
+      break;
+    case "execute_plan":
+      action = {
+        action: {
+          case: "executePlanAction",
+          value: {
+            requestContext: requestContext(input.env, input.context),
+            plan: { plan: input.action.plan },
+            ...(input.action.planFileUri === undefined ? {} : { planFileUri: input.action.planFileUri }),
+            executionMode: input.action.executionMode ?? agent.AgentMode.AGENT,
+            kickoffMessageId: randomUUID(),
+          },
+        },
+      };
+      break;
+    default: {
+      const never: never = input.action;
+      throw new Error(`unknown turn action ${JSON.stringify(never)}`);
+    }
+  }
 
   const runRequest: MessageInitShape<typeof agent.AgentRunRequestSchema> = {
     conversationState: input.conversationState,
     action,
     conversationId: input.conversationId,
     preFetchedBlobs: (input.preFetchedBlobs ?? []).map((b) => ({ id: b.id, value: b.value })),
+    ...(input.subagent === undefined
+      ? {}
+      : {
+          subagentTypeName: input.subagent.typeName,
+          conversationGroupId: input.subagent.conversationGroupId,
+          ...(input.subagent.suppressProgressTool === undefined ? {} : { suppressSubagentProgressUpdateTool: input.subagent.suppressProgressTool }),
+        }),
   };
   switch (input.model.via) {
     case "requested_model":

@@ -296,6 +296,7 @@ export class CursorRun {
   private execHooks(): ClientHooks {
     return {
       requestId: this.requestId,
+      runHeaders: this.options.headers ?? {},
       onExec: this.options.onExec,
       onQuery: this.options.onQuery,
       append: (message, label) => this.append(message, label),

@@ -1,48 +1,46 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
+import { CacheUsageRowSchema, MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
-import { StoreFailure, type UsageFilter } from "@byok/store-client";
-import type { MemberAdmin } from "./member-admin.ts";
+import { StoreFailure, type CacheUsageFilter, type UsageFilter } from "@byok/store-client";
+import type { AdminStore } from "../actions/admin-actions.ts";
 
 /**
  * In-memory stand-in for the store's member operations (the real ones are exercised in
  * tests/admin-cli.test.ts, tests/edge-proxy.test.ts and tests/admin-usage.test.ts).
  * `memberUsage` serves `usageRows` filtered by member, and records each filter it was asked for.
  */
-function memoryMembers(usageRows: MemberUsage[] = []): MemberAdmin & { usageFilters: UsageFilter[] } {
+function memoryMembers(usageRows: MemberUsage[] = []): AdminStore & { usageFilters: UsageFilter[] } {
   const members = new Map<string, MemberRecord>();
   const usageFilters: UsageFilter[] = [];
-  return {
+  const store = {
     usageFilters,
-    async memberUsage(filter) {
+    async memberUsage(filter: UsageFilter) {
       usageFilters.push(filter);
       if (filter.since === "bad") throw new StoreFailure("invalid", "member.usage", "since is not an RFC 3339 timestamp");
       return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
     },
-    async cacheUsage() {
-      return { conversations: [], models: [] };
-    },
-    async createMember(name) {
+    async createMember(name: string) {
       const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
       members.set(member.memberId, member);
-      return { member, key: `key-${member.memberId}` };
+      return { member, key: `key-${member.memberId}`, keyId: `k-${member.memberId}` };
     },
-    async revokeMember(memberId) {
+    async revokeMember(memberId: string) {
       const m = members.get(memberId);
       if (!m) throw new StoreFailure("not_found", "member.revoke", `no member ${memberId}`);
       m.revokedAt = "2026-01-02T00:00:00Z";
       return m;
     },
-    async listMembers(includeRevoked) {
+    async listMembers(includeRevoked: boolean) {
       return [...members.values()].filter((m) => includeRevoked || !m.revokedAt);
     },
   };
+  return store as unknown as AdminStore & { usageFilters: UsageFilter[] };
 }
 
 const WHERE = "nats://127.0.0.1:42229 (bus prefix byok, from test)";
 
-async function run(client: MemberAdmin, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+async function run(client: AdminStore, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
   const parsed = parseAdminArgs(args);
@@ -69,15 +67,15 @@ describe("admin command", () => {
   it("prints JSON with --json, also for a failure", async () => {
     const client = memoryMembers();
     const created = JSON.parse((await run(client, "create", "alice", "--json")).out) as unknown;
-    expect(created).toEqual({ member: { memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }, key: "key-m1" });
-    expect(JSON.parse((await run(client, "list", "--json")).out)).toEqual({ members: [{ memberId: "m1", name: "alice", createdAt: "2026-01-01T00:00:00Z" }] });
+    expect(created).toEqual({ member: { memberId: "m1", name: "alice", teamId: "", createdAt: "2026-01-01T00:00:00Z" }, key: "key-m1", keyId: "k-m1" });
+    expect(JSON.parse((await run(client, "list", "--json")).out)).toEqual({ members: [{ memberId: "m1", name: "alice", teamId: "", createdAt: "2026-01-01T00:00:00Z" }] });
     const missing = await run(client, "revoke", "m9", "--json");
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.out)).toMatchObject({ error: { kind: "not_found" } });
   });
 
   it("names the gateway address when the store does not answer", async () => {
-    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new StoreFailure("unavailable", "member.list", "no_responders: no store is listening")) };
+    const client = { ...memoryMembers(), listMembers: async () => Promise.reject(new StoreFailure("unavailable", "member.list", "no_responders: no store is listening")) } as AdminStore;
     const r = await run(client, "list");
     expect(r.code).toBe(1);
     expect(r.err).toBe(`admin: the gateway's store did not answer at ${WHERE}: no_responders: no store is listening\n`);
@@ -110,6 +108,7 @@ describe("admin command", () => {
         memberId: "m1",
         name: "alice",
         runs: 4,
+        subagentRuns: 1,
         completed: 2,
         failed: 1,
         inputTokens: 1234567n,
@@ -118,6 +117,9 @@ describe("admin command", () => {
         outputTokensRuns: 2,
         reasoningTokens: 0n,
         reasoningTokensRuns: 1,
+        modelCalls: 5,
+        costUsd: "0.4215",
+        unknownCostCalls: 2,
       }),
       create(MemberUsageSchema, { memberId: "local", runs: 1, cancelled: 1 }),
     ];
@@ -128,9 +130,9 @@ describe("admin command", () => {
       expect(r.code).toBe(0);
       expect(client.usageFilters).toEqual([{ memberId: "", since: "", until: "" }]);
       const [header, alice, local] = r.out.split("\n").map((line) => line.trim().split(/\s{2,}/));
-      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING"]);
-      expect(alice).toEqual(["m1", "alice", "4", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)"]);
-      expect(local).toEqual(["local", "-", "1", "0", "0", "1", "-", "-", "-", "-", "-"]);
+      expect(header).toEqual(["MEMBER", "NAME", "RUNS", "SUBAGENTS", "COMPLETED", "FAILED", "CANCELLED", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "COST"]);
+      expect(alice).toEqual(["m1", "alice", "4", "1", "2", "1", "0", "1,234,567", "300 (2/4)", "-", "-", "0 (1/4)", "$0.4215 +2 unknown"]);
+      expect(local).toEqual(["local", "-", "1", "0", "0", "0", "1", "-", "-", "-", "-", "-", "-"]);
       expect(r.out).toMatch(/- = no run reported it/);
     });
 
@@ -148,6 +150,36 @@ describe("admin command", () => {
       const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
       expect(rejected.code).toBe(1);
       expect(rejected.err).toBe(`admin: failed at ${WHERE}: store member.usage: invalid: since is not an RFC 3339 timestamp\n`);
+    });
+  });
+
+  describe("cache", () => {
+    const report = {
+      models: [create(CacheUsageRowSchema, { key: "claude", runs: 3, inputTokens: 17245n, inputTokensRuns: 3, cacheReadTokens: 16460n, cacheReadTokensRuns: 3, cacheWriteTokens: 5800n, cacheWriteTokensRuns: 3 })],
+      conversations: [create(CacheUsageRowSchema, { key: "conv-1", memberId: "m1", runs: 3, inputTokens: 17245n, inputTokensRuns: 3, cacheReadTokens: 16460n, cacheReadTokensRuns: 2 })],
+    };
+    function cacheStore(): AdminStore & { filters: CacheUsageFilter[] } {
+      const filters: CacheUsageFilter[] = [];
+      return { ...memoryMembers(), filters, cacheUsage: async (filter: CacheUsageFilter) => (filters.push(filter), report) } as unknown as AdminStore & { filters: CacheUsageFilter[] };
+    }
+
+    it("passes member, range and how many conversations, and prints both tables", async () => {
+      const client = cacheStore();
+      const r = await run(client, "cache", "--member", "m1", "--since", "2026-01-01", "--conversations", "5");
+      expect(r.code).toBe(0);
+      expect(client.filters).toEqual([{ memberId: "m1", since: "2026-01-01T00:00:00Z", until: "", conversationLimit: 5 }]);
+      expect(r.out.split("\n").find((l) => l.startsWith("claude"))?.split(/\s{2,}/)).toEqual(["claude", "3", "17,245", "16,460", "5,800", "95.4%"]);
+      // Cache reads reported by 2 of 3 runs: no share.
+      expect(r.out.split("\n").find((l) => l.startsWith("conv-1"))?.split(/\s{2,}/)).toEqual(["conv-1", "m1", "3", "17,245", "16,460 (2/3)", "-", "-"]);
+    });
+
+    it("defaults to 20 conversations, prints the rows as JSON with --json, and refuses a bad count", async () => {
+      const client = cacheStore();
+      const json = JSON.parse((await run(client, "cache", "--json")).out) as { models: unknown[]; conversations: unknown[] };
+      expect(client.filters[0]?.conversationLimit).toBe(20);
+      expect(json.models).toEqual([{ key: "claude", memberId: "", runs: 3, inputTokens: 17245, inputTokensRuns: 3, cacheReadTokens: 16460, cacheReadTokensRuns: 3, cacheWriteTokens: 5800, cacheWriteTokensRuns: 3 }]);
+      expect(json.conversations).toHaveLength(1);
+      expect((await run(client, "cache", "--conversations", "many")).code).toBe(2);
     });
   });
 });

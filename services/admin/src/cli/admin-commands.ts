@@ -1,160 +1,108 @@
 /**
- * `npm run admin -- <command>`: member keys and usage.
+ * `npm run admin -- <command>`: parsing against the command table
+ * (command-table.ts) and running the command's admin action through the store.
  *
- *   create <name>                 a member and its gateway key (printed once)
- *   revoke <member id>            the key stops working (after the proxy's MEMBER_CACHE_MS)
- *   list [--all]                  members (with --all also revoked ones)
- *   usage [--member <id>] [--since <date>] [--until <date>]
- *                                 runs and provider-reported tokens per member
- *
- * `--json` prints the result as JSON on stdout. Every error names the gateway
- * address the command used (gateway-target.ts).
+ * `--json` prints the action's result as JSON on stdout (what the admin API
+ * answers). Every error names the gateway address the command used
+ * (gateway-target.ts).
  */
 import { parseArgs } from "node:util";
-import type { CacheUsageRow, MemberRecord } from "@byok/contracts";
 import { StoreFailure } from "@byok/store-client";
-import type { MemberAdmin } from "./member-admin.ts";
-import { formatCacheTables } from "./cache-table.ts";
-import { formatUsageTable } from "./usage-table.ts";
+import { ActionInputError, runAction, type AdminStore } from "../actions/admin-actions.ts";
+import { CLI_COMMANDS, usageLine, type CliCommand, type Flags } from "./command-table.ts";
 
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
 }
 
-export const ADMIN_USAGE = [
-  "usage: npm run admin -- create <name> | revoke <member id> | list [--all]",
-  "                      | usage [--member <id>] [--since <date>] [--until <date>]",
-  "       [--json] [--nats-url <url> [--bus-prefix <prefix>]]",
-  "  usage counts the runs that began at or after --since and before --until: an RFC 3339 time,",
-  "  or a date YYYY-MM-DD meaning 00:00 UTC (so --until 2026-02-01 ends with January 31).",
-  "  The gateway: --nats-url, else NATS_URL (compose: docker compose exec edge-proxy npm run admin -- ...),",
-  "  else the gateway npm start runs from this repository (.data/local-gateway.json, or DATA_DIR).",
-].join("\n");
-
-export const ADMIN_OPTIONS = {
-  all: { type: "boolean", default: false },
+const GLOBAL_OPTIONS = {
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
-  member: { type: "string", default: "" },
-  since: { type: "string", default: "" },
-  until: { type: "string", default: "" },
   "nats-url": { type: "string" },
   "bus-prefix": { type: "string" },
 } as const;
 
-export type AdminCommand =
-  | { kind: "create"; name: string }
-  | { kind: "revoke"; memberId: string }
-  | { kind: "list"; includeRevoked: boolean }
-  | { kind: "usage"; memberId: string; since: string; until: string };
+export const ADMIN_USAGE = [
+  "usage: npm run admin -- <command> [--json] [--nats-url <url> [--bus-prefix <prefix>]]",
+  "",
+  ...CLI_COMMANDS.filter((c) => !c.alias).map((c) => `  ${usageLine(c).padEnd(62)} ${c.summary}`),
+  "",
+  "  create, list and revoke without `member` still work. Times: an RFC 3339 time, or a date YYYY-MM-DD",
+  "  meaning 00:00 UTC (so --until 2026-02-01 ends with January 31).",
+  "  The gateway: --nats-url, else NATS_URL (compose: docker compose exec admin npm run admin -- ...),",
+  "  else the gateway npm start runs from this repository (.data/local-gateway.json, or DATA_DIR).",
+].join("\n");
+
+export interface AdminCommand {
+  readonly spec: CliCommand;
+  readonly args: readonly string[];
+  readonly flags: Flags;
+}
 
 export type ParsedAdminArgs =
   | { kind: "command"; command: AdminCommand; json: boolean; natsUrl: string | undefined; busPrefix: string | undefined }
   | { kind: "help"; natsUrl: string | undefined; busPrefix: string | undefined }
   | { kind: "invalid"; message: string };
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-
-/** A date alone means its start (00:00 UTC); anything else goes to the store as given (it checks RFC 3339). */
-function rangeBound(value: string): string {
-  return DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value;
+/** The command whose words start `positionals` (the longest match). */
+function findCommand(positionals: readonly string[]): CliCommand | undefined {
+  let best: CliCommand | undefined;
+  for (const c of CLI_COMMANDS) {
+    if (c.words.every((w, i) => positionals[i] === w) && (best === undefined || c.words.length > best.words.length)) best = c;
+  }
+  return best;
 }
 
-export function parseAdminArgs(args: readonly string[]): ParsedAdminArgs {
+export function parseAdminArgs(argv: readonly string[]): ParsedAdminArgs {
+  const invalid = (message: string): ParsedAdminArgs => ({ kind: "invalid", message });
+  // A first pass finds the command words and the global flags; the second checks the command's own flags.
+  let loose;
+  try {
+    loose = parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, allowPositionals: true, strict: false });
+  } catch (err) {
+    return invalid((err as Error).message);
+  }
+  const target = { natsUrl: loose.values["nats-url"] as string | undefined, busPrefix: loose.values["bus-prefix"] as string | undefined };
+  if (loose.values.help === true) return { kind: "help", ...target };
+  if (loose.positionals.length === 0) return invalid("no command given");
+  const spec = findCommand(loose.positionals);
+  if (spec === undefined) return invalid(`unknown command ${loose.positionals.slice(0, 2).join(" ")}`);
+  const flagOptions = Object.fromEntries(Object.entries(spec.flags).map(([name, f]) => [name, { type: f.type }]));
   let parsed;
   try {
-    parsed = parseArgs({ args: [...args], options: ADMIN_OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: [...argv], options: { ...GLOBAL_OPTIONS, ...flagOptions }, allowPositionals: true, strict: true });
   } catch (err) {
-    return { kind: "invalid", message: (err as Error).message };
+    return invalid(`${spec.words.join(" ")}: ${(err as Error).message}`);
   }
-  const v = parsed.values;
-  const target = { natsUrl: v["nats-url"], busPrefix: v["bus-prefix"] };
-  if (v.help) return { kind: "help", ...target };
-  const [name, argument, ...rest] = parsed.positionals;
-  const usageOptions = v.member !== "" || v.since !== "" || v.until !== "";
-  const invalid = (message: string): ParsedAdminArgs => ({ kind: "invalid", message });
-  if (rest.length > 0) return invalid(`unexpected arguments: ${rest.join(" ")}`);
-  if (v.all && name !== "list") return invalid("--all belongs to list");
-  if (usageOptions && name !== "usage") return invalid("--member, --since and --until belong to usage");
-  const command = ((): AdminCommand | string => {
-    switch (name) {
-      case "create":
-        return argument ? { kind: "create", name: argument } : "create needs a name";
-      case "revoke":
-        return argument ? { kind: "revoke", memberId: argument } : "revoke needs a member id (see list)";
-      case "list":
-        return argument ? `list takes no argument (got ${argument})` : { kind: "list", includeRevoked: v.all };
-      case "usage":
-        return argument ? `usage takes no argument (got ${argument})` : { kind: "usage", memberId: v.member, since: rangeBound(v.since), until: rangeBound(v.until) };
-      case undefined:
-        return "no command given";
-      default:
-        return `unknown command ${name}`;
-    }
-  })();
-  if (typeof command === "string") return invalid(command);
-  return { kind: "command", command, json: v.json, ...target };
+  const args = parsed.positionals.slice(spec.words.length);
+  if (args.length < spec.args.length) return invalid(`${spec.words.join(" ")} needs ${spec.args.slice(args.length).join(" ")}`);
+  if (args.length > spec.args.length) return invalid(`unexpected arguments: ${args.slice(spec.args.length).join(" ")}`);
+  return { kind: "command", command: { spec, args, flags: parsed.values as Flags }, json: parsed.values.json === true, ...target };
 }
 
-function describe(m: MemberRecord): string {
-  return `${m.memberId}\t${m.name}\tcreated ${m.createdAt}${m.revokedAt ? `\trevoked ${m.revokedAt}` : ""}`;
-}
-
-function memberJson(m: MemberRecord): Record<string, string> {
-  return { memberId: m.memberId, name: m.name, createdAt: m.createdAt, ...(m.revokedAt ? { revokedAt: m.revokedAt } : {}) };
-}
-
-/** JSON with the protobuf int64 counters as numbers. */
+/** JSON with int64 counters as numbers. */
 function json(value: unknown): string {
   return `${JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v), 2)}\n`;
 }
 
 /**
- * Runs one command against `members`; returns the exit code. `where` names
- * the gateway address in error messages. A failed store call is reported on
- * stderr (and as {"error": ...} on stdout with --json).
+ * Runs one command against `store`; returns the exit code (0 ok, 1 failed,
+ * 2 bad input). A failed store call is reported on stderr (and as
+ * {"error": ...} on stdout with --json), naming `where`.
  */
-export async function runAdminCommand(command: AdminCommand, members: MemberAdmin, io: CliIo, options: { json: boolean; where: string }): Promise<number> {
+export async function runAdminCommand(command: AdminCommand, store: AdminStore, io: CliIo, options: { json: boolean; where: string }): Promise<number> {
+  const { spec } = command;
   try {
-    switch (command.kind) {
-      case "create": {
-        const { member, key } = await members.createMember(command.name);
-        if (options.json) io.out(json({ member: memberJson(member), key }));
-        else
-          io.out(
-            [
-              `member ${member.memberId} (${member.name}) created.`,
-              `gateway key (shown once, store it now): ${key}`,
-              `next, on ${member.name}'s machine: npm run setup -- --gateway http://<gateway host>:<proxy port> --key ${key}`,
-              "",
-            ].join("\n"),
-          );
-        return 0;
-      }
-      case "revoke": {
-        const member = await members.revokeMember(command.memberId);
-        io.out(options.json ? json({ member: memberJson(member) }) : `revoked: ${describe(member)}\n`);
-        return 0;
-      }
-      case "list": {
-        const list = await members.listMembers(command.includeRevoked);
-        if (options.json) io.out(json({ members: list.map(memberJson) }));
-        else io.out(list.length === 0 ? "no members\n" : `${list.map(describe).join("\n")}\n`);
-        return 0;
-      }
-      case "usage": {
-        const filter = { memberId: command.memberId, since: command.since, until: command.until };
-        const rows = await members.memberUsage(filter);
-        const cache = await members.cacheUsage({ ...filter, conversationLimit: 0 });
-        if (options.json) {
-          const plain = ({ $typeName: _t, ...row }: CacheUsageRow) => row;
-          io.out(json({ members: rows.map(({ $typeName: _t, ...row }) => row), cache: { models: cache.models.map(plain), conversations: cache.conversations.map(plain) } }));
-        } else io.out(formatUsageTable(rows) + formatCacheTables(cache));
-        return 0;
-      }
-    }
+    const result = await runAction(spec.action, store, spec.input(command.args, command.flags));
+    io.out(options.json ? json(result) : (spec.text as (r: unknown) => string)(result));
+    return 0;
   } catch (err) {
+    if (err instanceof ActionInputError) {
+      if (options.json) io.out(json({ error: { kind: "invalid", message: err.message } }));
+      io.err(`admin: ${spec.words.join(" ")}: ${err.message}\nusage: npm run admin -- ${usageLine(spec)}\n`);
+      return 2;
+    }
     if (!(err instanceof StoreFailure)) throw err;
     const text =
       err.kind === "not_found"

@@ -1,19 +1,19 @@
 /**
- * The prompt-cache part of the admin `usage` report: per model and per
- * conversation (newest first), input tokens, cache reads and writes as the
- * providers reported them, and cached / input: the share of the input the
- * provider served from its cache. The share is shown only when the same runs
- * reported both sums ("-" otherwise, never a guess).
+ * The admin `cache` report as plain text: per model and per conversation
+ * (newest first), input tokens, cache reads and writes as the providers
+ * reported them, and cached / input: the share of the input the provider
+ * served from its cache. The share is shown only when the same runs reported
+ * both sums ("-" otherwise, never a guess).
  */
-import type { CacheUsageRow } from "@byok/contracts";
+import type { CacheUsageJson } from "../actions/admin-json.ts";
 
 type Field = "inputTokens" | "cacheReadTokens" | "cacheWriteTokens";
 
-function count(value: number | bigint): string {
+function count(value: number): string {
   return value.toLocaleString("en-US");
 }
 
-function sumCell(row: CacheUsageRow, field: Field): string {
+function sumCell(row: CacheUsageJson, field: Field): string {
   const total = row[field];
   const reported = row[`${field}Runs`];
   if (total === undefined || reported === 0) return "-";
@@ -21,10 +21,10 @@ function sumCell(row: CacheUsageRow, field: Field): string {
 }
 
 /** cached / input in percent, when the same runs reported both. */
-export function cachedShare(row: CacheUsageRow): string {
+export function cachedShare(row: CacheUsageJson): string {
   if (row.inputTokens === undefined || row.cacheReadTokens === undefined || row.inputTokensRuns !== row.cacheReadTokensRuns) return "-";
-  if (row.inputTokens === 0n) return "-";
-  return `${(Number((row.cacheReadTokens * 10_000n) / row.inputTokens) / 100).toFixed(1)}%`;
+  if (row.inputTokens === 0) return "-";
+  return `${(Math.floor((row.cacheReadTokens * 10_000) / row.inputTokens) / 100).toFixed(1)}%`;
 }
 
 function table(header: string[], rows: string[][], textColumns: number): string {
@@ -42,18 +42,18 @@ function table(header: string[], rows: string[][], textColumns: number): string 
 
 const SUMS = ["INPUT", "CACHE READ", "CACHE WRITE", "CACHED/INPUT"];
 
-function sums(row: CacheUsageRow): string[] {
+function sums(row: CacheUsageJson): string[] {
   return [sumCell(row, "inputTokens"), sumCell(row, "cacheReadTokens"), sumCell(row, "cacheWriteTokens"), cachedShare(row)];
 }
 
-/** Both tables, or "" when there are no runs. */
-export function formatCacheTables(report: { conversations: readonly CacheUsageRow[]; models: readonly CacheUsageRow[] }): string {
-  if (report.models.length === 0) return "";
+/** Both tables, or "no runs" when there are none. */
+export function formatCacheTables(report: { conversations: readonly CacheUsageJson[]; models: readonly CacheUsageJson[] }): string {
+  if (report.models.length === 0) return "no runs\n";
   const models = table(["MODEL", "RUNS", ...SUMS], report.models.map((r) => [r.key || "-", count(r.runs), ...sums(r)]), 1);
   const conversations = table(
     ["CONVERSATION", "MEMBER", "RUNS", ...SUMS],
     report.conversations.map((r) => [r.key, r.memberId, count(r.runs), ...sums(r)]),
     2,
   );
-  return `\nprompt cache by model\n${models}\n\nprompt cache by conversation (newest first)\n${conversations}\n`;
+  return `prompt cache by model\n${models}\n\nprompt cache by conversation (newest first)\n${conversations}\n`;
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run admin -- ...` (admin-commands.ts): finds the gateway
+ * `npm run admin -- ...` (admin-commands.ts, command-table.ts): finds the gateway
  * (gateway-target.ts), connects to its NATS and runs one command.
  */
 import { busNames } from "@byok/contracts";
@@ -7,7 +7,7 @@ import { connectNats, loadConfigOrExit, silentLogger } from "@byok/platform";
 import { ADMIN_USAGE, parseAdminArgs, runAdminCommand, type CliIo } from "./admin-commands.ts";
 import { loadConfig } from "./config.ts";
 import { describeTarget, resolveTarget } from "./gateway-target.ts";
-import { storeMemberAdmin } from "./member-admin.ts";
+import { StoreClient } from "@byok/store-client";
 
 const io: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 const config = loadConfigOrExit(() => loadConfig(process.env));
@@ -36,7 +36,7 @@ try {
   process.exit(1);
 }
 try {
-  process.exitCode = await runAdminCommand(args.command, storeMemberAdmin(nc, busNames(target.busPrefix), config.storeTimeoutMs), io, { json: args.json, where });
+  process.exitCode = await runAdminCommand(args.command, new StoreClient(nc, busNames(target.busPrefix), { timeoutMs: config.storeTimeoutMs }), io, { json: args.json, where });
 } finally {
   await nc.close();
 }

@@ -2,7 +2,7 @@
  * Getting the bytes of blobs the client referenced (history roots, images):
  * first what the client pushed with the run request (pre_fetched_blobs), then
  * the store, then the client itself over KV GET. Blobs the store lacked are
- * saved with blob.put so the next turn finds them there. Every byte string is
+ * saved with blob.put (for the run's conversation) so the next turn finds them there. Every byte string is
  * checked against its SHA-256 id.
  */
 import type { agent } from "@byok/cursor-protocol";
@@ -12,6 +12,8 @@ import { blobKey, blobMatches } from "./blob-id.ts";
 import type { KvChannel } from "./kv-channel.ts";
 
 export interface BlobSources {
+  /** The run's conversation: the store records that it uses the blobs saved here (retention). */
+  conversationId: string;
   prefetched: ReadonlyMap<string, Uint8Array>;
   store: Pick<StoreClient, "getBlobs" | "putBlob">;
   kv: KvChannel;
@@ -64,6 +66,6 @@ export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSource
 
   // Pre-fetched blobs were not looked up in the store; it is content-addressed,
   // so saving one it already has is harmless.
-  await Promise.all(fromClient.map((bytes) => sources.store.putBlob(bytes)));
+  await Promise.all(fromClient.map((bytes) => sources.store.putBlob(bytes, sources.conversationId)));
   return found;
 }

@@ -2,7 +2,7 @@
  * Checkpoints (ConversationStateStructure) are rebuilt from the client's own
  * conversation_state, so fields this gateway does not understand survive; only
  * roots, turns, pending tool calls, read paths, todos, token details, mode
- * and (after a compaction) the summary fields are replaced.
+ * and plan and (after a compaction) the summary fields are replaced.
  */
 import { clone, create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
@@ -21,8 +21,10 @@ export interface CheckpointContent {
   usedTokens: number | undefined;
   /** Context window of the run's model. */
   maxTokens: number;
-  /** The run's mode, when the turn said which. */
+  /** The run's mode, when the turn said which (or a SwitchMode changed it). */
   mode: agent.AgentMode | undefined;
+  /** Blob id of the ConversationPlan, when CreatePlan made one in this run; undefined keeps the client's. */
+  plan: Uint8Array | undefined;
   /** Set once the run compacted the history (else the client's summary fields stay). */
   summary: CheckpointSummary | undefined;
 }
@@ -52,6 +54,7 @@ export function buildCheckpoint(base: agent.ConversationStateStructure, content:
   tokens.maxTokens = Math.min(content.maxTokens, UINT32_MAX);
   checkpoint.tokenDetails = tokens;
   if (content.mode !== undefined && content.mode !== agent.AgentMode.UNSPECIFIED) checkpoint.mode = content.mode;
+  if (content.plan !== undefined) checkpoint.plan = content.plan;
   if (content.summary !== undefined) {
     checkpoint.summary = content.summary.summary;
     checkpoint.summaryArchive = content.summary.archive;
@@ -67,6 +70,7 @@ export function referencedBlobIds(checkpoint: agent.ConversationStateStructure):
     ...checkpoint.rootPromptMessagesJson.filter((r) => r.length === BLOB_ID_BYTES),
     ...checkpoint.turns,
     ...checkpoint.todos,
+    ...(checkpoint.plan === undefined ? [] : [checkpoint.plan]),
     ...(checkpoint.summary === undefined ? [] : [checkpoint.summary]),
     ...(checkpoint.summaryArchive === undefined ? [] : [checkpoint.summaryArchive]),
     ...checkpoint.summaryArchives,

@@ -9,7 +9,7 @@
  * - tool round staged: one staged checkpoint (pending = the whole assistant
  *   with all its calls, roots unchanged);
  * - tool round settled: one settled checkpoint (roots += the round's messages,
- *   pending empty, read paths and todos updated);
+ *   pending empty, read paths, todos, mode and plan updated);
  * - compaction: summary + summary_completed, then one settled checkpoint whose
  *   roots are the system root and the compacted history (summary message,
  *   request context, tail), with the summary fields: ConversationSummary,
@@ -21,7 +21,7 @@
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { AssistantMessage, Message, Usage } from "@byok/contracts";
-import { agent, type tools } from "@byok/cursor-protocol";
+import { agent, tools } from "@byok/cursor-protocol";
 import { rootBytesOf, rootJsonOf, systemRootJson } from "../root-codec/root-json.ts";
 import { turnEndedMessage } from "../interaction/turn-ended.ts";
 import { interactionMessage } from "../interaction/update-message.ts";
@@ -75,6 +75,10 @@ export interface ToolRoundSettled {
   readPaths: readonly string[];
   /** The conversation's todo list; undefined = unchanged. */
   todos: readonly tools.TodoItem[] | undefined;
+  /** The conversation's mode after an approved SwitchMode; undefined = unchanged. */
+  mode: agent.AgentMode | undefined;
+  /** Markdown of a plan CreatePlan made; undefined = unchanged. */
+  plan: string | undefined;
   contextTokens: bigint | undefined;
 }
 
@@ -102,6 +106,8 @@ export class ConversationProjection {
   #initialAcked: Promise<void> | undefined;
   #readPaths: readonly string[];
   #todoIds: readonly Uint8Array[];
+  #mode: agent.AgentMode | undefined;
+  #planId: Uint8Array | undefined;
   /** Set once this run compacted the history. */
   #summary: CheckpointSummary | undefined;
 
@@ -110,9 +116,11 @@ export class ConversationProjection {
     this.#blobs = setup.blobs;
     this.#readPaths = setup.base.readPaths;
     this.#todoIds = setup.base.todos;
+    this.#mode = setup.mode;
     for (const root of setup.historyRoots) if (root.length === BLOB_ID_BYTES) this.#blobs.markHeld(root);
     for (const turn of setup.base.turns) this.#blobs.markHeld(turn);
     for (const todo of setup.base.todos) this.#blobs.markHeld(todo);
+    if (setup.base.plan !== undefined) this.#blobs.markHeld(setup.base.plan);
     for (const id of [setup.base.summary, setup.base.summaryArchive, ...setup.base.summaryArchives]) if (id !== undefined && id.length > 0) this.#blobs.markHeld(id);
     const systemRoot = this.#putRoot(encoder.encode(systemRootJson(setup.systemText)));
     this.#settledRoots = [systemRoot, ...setup.historyRoots];
@@ -173,7 +181,8 @@ export class ConversationProjection {
   async toolRoundSettledFrames(round: ToolRoundSettled): Promise<agent.AgentServerMessage[]> {
     const newRoots = round.messages.map((m) => this.#putRoot(rootBytesOf(m)));
     const todoIds = round.todos?.map((todo) => this.#blobs.put(todoBlob(todo)));
-    const newBlobs = [...newRoots, ...(todoIds ?? []), ...this.#addSteps(round.toolCalls.map(toolCallStepBlob))];
+    const planId = round.plan === undefined ? undefined : this.#blobs.put(toBinary(tools.ConversationPlanSchema, create(tools.ConversationPlanSchema, { plan: round.plan })));
+    const newBlobs = [...newRoots, ...(todoIds ?? []), ...(planId === undefined ? [] : [planId]), ...this.#addSteps(round.toolCalls.map(toolCallStepBlob))];
     await Promise.all([this.initialBlobsAcked(), this.#blobs.whenAcked(newBlobs)]);
     await this.#takeSavedRoots();
 
@@ -181,6 +190,8 @@ export class ConversationProjection {
     this.#settledRoots = [...this.#settledRoots, ...newRoots];
     this.#readPaths = [...round.readPaths];
     if (todoIds !== undefined) this.#todoIds = todoIds;
+    if (planId !== undefined) this.#planId = planId;
+    if (round.mode !== undefined) this.#mode = round.mode;
     const settled = this.#checkpoint(this.#settledRoots, []);
     this.#lastSettled = settled;
     return [checkpointMessage(settled)];
@@ -265,7 +276,8 @@ export class ConversationProjection {
       todos: this.#todoIds,
       usedTokens: this.#usedTokens,
       maxTokens: this.#setup.contextWindow,
-      mode: this.#setup.mode,
+      mode: this.#mode,
+      plan: this.#planId,
       summary: this.#summary,
     });
     // The barrier: nothing goes out that references a blob the client has not confirmed.

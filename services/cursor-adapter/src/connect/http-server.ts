@@ -7,8 +7,9 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
-import type { Logger, ModelConfig } from "@byok/platform";
+import type { Logger } from "@byok/platform";
 import type { CursorAdapterMetrics } from "../metrics.ts";
+import type { MemberModels } from "../models/member-models.ts";
 import { RunRegistry } from "../transport/run-registry.ts";
 import type { RunSessionFactory } from "../transport/session-port.ts";
 import { registerRoutes } from "./routes.ts";
@@ -25,7 +26,8 @@ export interface AdapterServerOptions {
   /** 0 picks a free port. */
   port: number;
   factory: RunSessionFactory;
-  models: readonly ModelConfig[];
+  /** The model list each member is shown. */
+  memberModels: MemberModels;
   heartbeatMs: number;
   runWaitMs: number;
   endGraceMs: number;
@@ -53,7 +55,7 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
     endGraceMs: options.endGraceMs,
   });
   const handler = connectNodeAdapter({
-    routes: (router) => registerRoutes(router, { registry, models: options.models, heartbeatMs: options.heartbeatMs, metrics: options.metrics, log }),
+    routes: (router) => registerRoutes(router, { registry, memberModels: options.memberModels, heartbeatMs: options.heartbeatMs, metrics: options.metrics, log }),
     readMaxBytes: MAX_REQUEST_BYTES,
     fallback: answerOutsideConnect,
   });

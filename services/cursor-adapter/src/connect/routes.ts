@@ -1,10 +1,13 @@
 /**
  * Every Connect route the adapter serves, bound to the generated service
- * descriptors (the paths are `/<package>.<Service>/<Method>`).
+ * descriptors (the paths are `/<package>.<Service>/<Method>`). The model-list
+ * answers are per member (the edge proxy's member header): only the models
+ * the member's team allows.
  */
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { agent, aiserver } from "@byok/cursor-protocol";
-import type { Logger, ModelConfig } from "@byok/platform";
+import type { Logger } from "@byok/platform";
+import type { MemberModels } from "../models/member-models.ts";
 import {
   availableModelsResponse,
   defaultModelForCliResponse,
@@ -15,34 +18,35 @@ import {
 import type { CursorAdapterMetrics } from "../metrics.ts";
 import type { RunRegistry } from "../transport/run-registry.ts";
 import { createBidiAppendHandler } from "./bidi-append-handler.ts";
+import { memberIdOf } from "./request-identity.ts";
 import { createRunSseHandler } from "./run-sse-handler.ts";
 import { serverConfigResponse } from "./server-config.ts";
 
 export interface RouteDeps {
   registry: RunRegistry;
-  models: readonly ModelConfig[];
+  memberModels: MemberModels;
   heartbeatMs: number;
   metrics: CursorAdapterMetrics;
   log: Logger;
 }
 
 export function registerRoutes(router: ConnectRouter, deps: RouteDeps): void {
-  const { models } = deps;
+  const models = (context: HandlerContext) => deps.memberModels.modelsFor(memberIdOf(context.requestHeader));
   router.service(agent.AgentService, {
     runSSE: createRunSseHandler(deps),
-    getUsableModels: () => usableModelsResponse(models),
-    getDefaultModelForCli: () => defaultModelForCliResponse(models),
+    getUsableModels: async (_request, context) => usableModelsResponse(await models(context)),
+    getDefaultModelForCli: async (_request, context) => defaultModelForCliResponse(await models(context)),
   });
   router.service(aiserver.BidiService, {
     bidiAppend: createBidiAppendHandler(deps),
   });
   router.service(aiserver.AiService, {
-    availableModels: (request) => availableModelsResponse(models, request),
+    availableModels: async (request, context) => availableModelsResponse(await models(context), request),
     getServerConfig: () => serverConfigResponse(),
-    getUsableModels: () => usableModelsResponse(models),
-    getDefaultModelForCli: () => defaultModelForCliResponse(models),
-    getDefaultModel: () => defaultModelResponse(models),
-    getDefaultModelNudgeData: () => defaultModelNudgeDataResponse(models),
+    getUsableModels: async (_request, context) => usableModelsResponse(await models(context)),
+    getDefaultModelForCli: async (_request, context) => defaultModelForCliResponse(await models(context)),
+    getDefaultModel: async (_request, context) => defaultModelResponse(await models(context)),
+    getDefaultModelNudgeData: async (_request, context) => defaultModelNudgeDataResponse(await models(context)),
   });
   router.service(aiserver.ServerConfigService, {
     getServerConfig: () => serverConfigResponse(),

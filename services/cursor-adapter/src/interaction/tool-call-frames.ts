@@ -12,7 +12,7 @@
 import type { ClientModelCallIndex, ToolCallArgsDelta, ToolCallEnd, ToolCallStart } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
 import { partialCard, partialToolCallUpdate, toolCallDeltaUpdate } from "../tools/cards.ts";
-import { ArgsFieldStreamer, editContentDelta, editContentField, editPathCard } from "../tools/edit-stream.ts";
+import { ArgsFieldStreamer, editContentDelta, editPathCard, editStreamFields, type EditStreamFields } from "../tools/edit-stream.ts";
 
 export interface ToolCallFramesOptions {
   send(update: agent.InteractionUpdate["message"]): void;
@@ -28,7 +28,7 @@ interface StreamingCall {
   /** The card every args update carries (the edit card gains its path). */
   card: tools.ToolCall;
   /** Edit tools: decodes path + content from the streaming argument JSON. */
-  edit: { streamer: ArgsFieldStreamer; contentField: string } | undefined;
+  edit: { streamer: ArgsFieldStreamer; fields: EditStreamFields } | undefined;
 }
 
 export class ToolCallFrames {
@@ -45,12 +45,12 @@ export class ToolCallFrames {
   start(modelCallIndex: ClientModelCallIndex, start: ToolCallStart): void {
     const modelCallId = this.#options.modelCallIdOf(modelCallIndex);
     const card = partialCard(start.callId, start.name, this.#options.isDynamicTool(start.name));
-    const contentField = editContentField(start.name);
+    const fields = editStreamFields(start.name);
     this.#streaming.set(start.index, {
       callId: start.callId,
       modelCallId,
       card,
-      edit: contentField === undefined ? undefined : { streamer: new ArgsFieldStreamer(["path", contentField]), contentField },
+      edit: fields === undefined ? undefined : { streamer: new ArgsFieldStreamer([fields.path, fields.content]), fields },
     });
     this.#modelCallIds.set(start.callId, modelCallId);
     this.#options.send(partialToolCallUpdate(start.callId, card, modelCallId));
@@ -64,9 +64,9 @@ export class ToolCallFrames {
       return;
     }
     for (const field of call.edit.streamer.push(delta.delta)) {
-      if (field.kind === "text" && field.field === call.edit.contentField) {
+      if (field.kind === "text" && field.field === call.edit.fields.content) {
         this.#options.send(toolCallDeltaUpdate(call.callId, editContentDelta(field.text), call.modelCallId));
-      } else if (field.kind === "complete" && field.field === "path") {
+      } else if (field.kind === "complete" && field.field === call.edit.fields.path) {
         call.card = editPathCard(call.callId, field.value);
         this.#options.send(partialToolCallUpdate(call.callId, call.card, call.modelCallId));
       }

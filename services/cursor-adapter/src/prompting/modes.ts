@@ -8,6 +8,22 @@ import { agent } from "@byok/cursor-protocol";
 export const PROMPT_MODES = ["agent", "ask", "plan", "debug", "subagent"] as const;
 export type PromptMode = (typeof PROMPT_MODES)[number];
 
+/** The Cursor mode a prompt mode stands for (checkpoint `mode` after SwitchMode); undefined for sub-agents. */
+export function agentModeOf(mode: string): agent.AgentMode | undefined {
+  switch (mode) {
+    case "agent":
+      return agent.AgentMode.AGENT;
+    case "ask":
+      return agent.AgentMode.ASK;
+    case "plan":
+      return agent.AgentMode.PLAN;
+    case "debug":
+      return agent.AgentMode.DEBUG;
+    default:
+      return undefined;
+  }
+}
+
 export function promptModeOf(mode: agent.AgentMode | undefined, isSubagent: boolean): PromptMode {
   if (isSubagent) return "subagent";
   switch (mode) {

@@ -1,7 +1,7 @@
 /**
  * The frozen PromptSpec of a run: mode, system text and the ordered tool
- * definitions (the mode's catalog tools in manifest order, then the client's
- * dynamic MCP tools sorted by name). A dynamic tool whose name clashes is the
+ * definitions (the mode's catalog tools in manifest order, less those the run
+ * cannot be offered, then the client's dynamic MCP tools sorted by name). A dynamic tool whose name clashes is the
  * client's protocol error, reported as a value.
  */
 import { create } from "@bufbuild/protobuf";
@@ -25,8 +25,9 @@ export function buildPromptSpec(
   mode: PromptMode,
   modelDisplayName: string,
   mcpTools: readonly McpDefinitionLike[],
+  leaveOut: ReadonlySet<string> = new Set(),
 ): PromptSpecResult {
-  const toolSet = compileToolSet(mode, mcpTools, assets.toolCatalog());
+  const toolSet = compileToolSet(mode, mcpTools, assets.toolCatalog(), leaveOut);
   if (toolSet.kind === "protocol_error") return toolSet;
   const spec = create(PromptSpecSchema, { mode, systemText: assets.systemText(mode, modelDisplayName), tools: toolSet.tools });
   return { kind: "ok", spec, dynamicToolNames: new Set(mcpTools.map((t) => t.name)) };

@@ -1,9 +1,12 @@
 /**
  * run_request -> PreparedRun (ARCHITECTURE §3, run flow step 1): resolve the
  * model, import the client's checkpoint history into the store, freeze the
- * PromptSpec (system text + tools), and decide the action: Start{context
- * message if it changed, user message} or Resume{pending assistant, whose tool
- * calls the owner re-runs before any model call}.
+ * PromptSpec (system text + the tools this run can be offered), link a
+ * sub-agent run to its parent (request headers), and decide the action:
+ * Start{context message if it changed, user message}, Start{the notices of
+ * finished background work, applied once per conversation} or
+ * Resume{pending assistant, whose tool calls the owner re-runs before any
+ * model call}.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
@@ -23,15 +26,21 @@ import type { StoreClient } from "@byok/store-client";
 import { fetchBlobs, type BlobSources } from "../checkpoint/blob-fetch.ts";
 import { blobKey } from "../checkpoint/blob-id.ts";
 import { decodeTodos } from "../checkpoint/todo-blobs.ts";
-import { promptModeOf } from "../prompting/modes.ts";
+import { promptModeOf, type PromptMode } from "../prompting/modes.ts";
 import type { PromptAssets } from "../prompting/prompt-assets.ts";
 import { buildPromptSpec } from "../prompting/prompt-spec.ts";
 import { SessionError } from "../session/failures.ts";
 import { McpRouteTable } from "../tools/mcp-routes.ts";
 import { parsePendingToolCallsJson, type PendingToolCalls } from "../tools/pending-calls.ts";
+import { subagentModelOf, type SubagentSetup } from "../tools/subagent-setup.ts";
+import type { WebTools } from "../tools/web-tools.ts";
+import { completionTurn, type CompletionTurn } from "./background-completion.ts";
 import { readClientHistory, rootBlobIds } from "./client-history.ts";
 import { selectModel } from "./model-selection.ts";
+import { executePlanTurn, startPlanTurn } from "./plan-actions.ts";
 import { contextToAppend } from "./request-context.ts";
+import { parentLinkOf } from "./subagent-link.ts";
+import { toolsLeftOut } from "./tool-offer.ts";
 import { imageBlobIdsToFetch, userTurnMessage } from "./user-turn.ts";
 
 /** Errors are thrown as they are; the session maps them once (session/failures.ts). */
@@ -39,7 +48,11 @@ export interface PrepareInput {
   runId: RunId;
   memberId: MemberId;
   runRequest: agent.AgentRunRequest;
+  /** Request headers of the run (x-parent-* link a sub-agent run to its parent). */
+  headers: Readonly<Record<string, string>>;
   models: readonly ModelConfig[];
+  /** Which web tools the gateway can run. */
+  web: Pick<WebTools, "fetchEnabled" | "searchEnabled">;
   prompts: PromptAssets;
   blobSources: BlobSources;
   store: Pick<StoreClient, "importHistory">;
@@ -56,7 +69,7 @@ export interface RunPlan {
   historyRoots: Uint8Array[];
   /** Messages this run adds to the client's roots up front, in order. */
   newRootMessages: Message[];
-  /** The turn's UserMessage (Start only). */
+  /** The turn's UserMessage (Start only; simulated for a background completion). */
   userMessage: agent.UserMessage | undefined;
   /** The mode the turn asked for (written into checkpoints); undefined = keep the client's. */
   mode: agent.AgentMode | undefined;
@@ -65,6 +78,10 @@ export interface RunPlan {
 
 /** What the run's tool calls are planned against. */
 export interface RunToolSetup {
+  /** The run's prompt mode (SwitchMode moves away from it). */
+  mode: PromptMode;
+  /** How Task starts sub-agents; undefined when this run is not offered Task. */
+  subagents: SubagentSetup | undefined;
   /** Every tool of the PromptSpec, in its order. */
   toolNames: string[];
   dynamicToolNames: ReadonlySet<string>;
@@ -93,15 +110,34 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   if (selection.ignoredParameters.length > 0) log.warn({ parameters: selection.ignoredParameters }, "model parameters not offered for this model ignored");
 
   const action = runRequest.action?.action;
-  if (action?.case !== "userMessageAction" && action?.case !== "resumeAction") {
-    throw new SessionError({ kind: "invalid_request", message: `unsupported run action ${action?.case ?? "(none)"}` });
+  let turn: { userMessage: agent.UserMessage | undefined; requestContext: agent.RequestContext | undefined } | undefined;
+  let completion: CompletionTurn | undefined;
+  let requestContext: agent.RequestContext | undefined;
+  switch (action?.case) {
+    case "userMessageAction":
+      turn = { userMessage: action.value.userMessage, requestContext: action.value.requestContext };
+      requestContext = action.value.requestContext;
+      if (turn.userMessage === undefined) throw new SessionError({ kind: "invalid_request", message: "user_message_action without a user message" });
+      break;
+    case "startPlanAction":
+    case "executePlanAction":
+      turn = action.case === "startPlanAction" ? startPlanTurn(action.value) : executePlanTurn(action.value, fallbackUserMessageClientId(input.runId));
+      if (turn === undefined) throw new SessionError({ kind: "invalid_request", message: `${action.case} without a user message or plan` });
+      requestContext = turn.requestContext;
+      break;
+    case "resumeAction":
+      requestContext = action.value.requestContext;
+      break;
+    case "backgroundTaskCompletionAction":
+      completion = completionTurn(action.value, state.mode ?? agent.AgentMode.AGENT);
+      if (completion === undefined) throw new SessionError({ kind: "invalid_request", message: "background_task_completion_action without a completion" });
+      break;
+    default:
+      throw new SessionError({ kind: "invalid_request", message: `unsupported run action ${action?.case ?? "(none)"}` });
   }
-  const turn = action.case === "userMessageAction" ? { userMessage: action.value.userMessage, requestContext: action.value.requestContext } : undefined;
-  const requestContext = action.value.requestContext;
   const userMessage = turn?.userMessage;
-  if (turn !== undefined && userMessage === undefined) {
-    throw new SessionError({ kind: "invalid_request", message: "user_message_action without a user message" });
-  }
+  const link = parentLinkOf(input.headers);
+  if (link.kind === "unusable") log.warn({ reason: link.reason }, "sub-agent parent headers ignored");
 
   const imageIds = userMessage ? imageBlobIdsToFetch(userMessage) : [];
   const blobs = await fetchBlobs([...rootBlobIds(state.rootPromptMessagesJson), ...imageIds, ...state.todos], input.blobSources);
@@ -117,15 +153,29 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   const baseRevisionId = await input.store.importHistory({ conversationId, memberId: input.memberId, messages: historyMessages });
 
   const turnMode = userMessage !== undefined && userMessage.mode !== agent.AgentMode.UNSPECIFIED ? userMessage.mode : undefined;
-  const promptMode = promptModeOf(turnMode ?? state.mode, (runRequest.subagentTypeName ?? "") !== "");
+  const isSubagent = (runRequest.subagentTypeName ?? "") !== "";
+  const promptMode = promptModeOf(turnMode ?? state.mode, isSubagent);
   const mcpTools = runRequest.mcpTools?.mcpTools ?? [];
-  const built = buildPromptSpec(input.prompts, promptMode, selection.model.displayName, mcpTools);
+  // One level of sub-agents: a sub-agent's manifest has no Task.
+  const subagentModelId = isSubagent ? undefined : subagentModelOf(selection.model);
+  const leaveOut = toolsLeftOut({
+    subagentModelId,
+    webFetchEnabled: input.web.fetchEnabled,
+    webSearchEnabled: input.web.searchEnabled,
+    requestContext,
+    suppressProgressTool: runRequest.suppressSubagentProgressUpdateTool === true,
+  });
+  const built = buildPromptSpec(input.prompts, promptMode, selection.model.displayName, mcpTools, leaveOut);
   if (built.kind === "protocol_error") throw new SessionError({ kind: "protocol", message: built.message });
   const prompt = built.spec;
 
   let runAction: MessageInitShape<typeof PreparedRunSchema>["action"];
   let newRootMessages: Message[];
-  if (userMessage !== undefined) {
+  if (completion !== undefined) {
+    newRootMessages = [...foldedRoots, ...completion.messages];
+    runAction = { case: "start", value: { initialMessages: completion.messages, onceClientIds: completion.onceClientIds } };
+    if (hasToolCalls) log.info("a background completion replaces the staged tool round of the checkpoint");
+  } else if (userMessage !== undefined) {
     const context = contextToAppend(turn?.requestContext, historyMessages);
     const user = userTurnMessage(userMessage, fallbackUserMessageClientId(input.runId), (id) => blobs.get(blobKey(id)));
     const initialMessages = context ? [context, user] : [user];
@@ -141,17 +191,26 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     };
   }
   const resumedRound =
-    userMessage === undefined && hasToolCalls ? { callIds: pending.calls.map((c) => c.callId), startedAtMs: pending.startedAtMs } : undefined;
+    userMessage === undefined && completion === undefined && hasToolCalls ? { callIds: pending.calls.map((c) => c.callId), startedAtMs: pending.startedAtMs } : undefined;
 
   const run = create(PreparedRunSchema, {
     runId: input.runId,
     conversationId,
     memberId: input.memberId,
+    ...(link.kind === "child" ? { parentRunId: link.parentRunId, parentToolCallId: link.parentToolCallId } : {}),
     model: selection.spec,
     prompt,
     action: runAction,
     baseRevisionId,
   });
+  const subagents: SubagentSetup | undefined =
+    subagentModelId === undefined || !prompt.tools.some((t) => t.name === "Task")
+      ? undefined
+      : {
+          modelId: subagentModelId,
+          rootConversationId: (runRequest.conversationGroupId ?? "") || conversationId,
+          customTypes: new Map((requestContext?.customSubagents ?? []).filter((s) => s.name.trim() !== "").map((s) => [s.name.trim(), s.description])),
+        };
   return {
     run,
     baseState: state,
@@ -159,9 +218,11 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     systemText: prompt.systemText,
     historyRoots: history.historyRoots,
     newRootMessages,
-    userMessage,
+    userMessage: completion?.userMessage ?? userMessage,
     mode: turnMode,
     tools: {
+      mode: promptMode,
+      subagents,
       toolNames: prompt.tools.map((t) => t.name),
       dynamicToolNames: built.dynamicToolNames,
       mcp: new McpRouteTable(mcpTools),

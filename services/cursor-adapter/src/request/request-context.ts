@@ -11,9 +11,16 @@ import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import { CONTEXT_ID_PREFIX } from "../root-codec/user-origin.ts";
 
-/** The `<user_info>` block, or undefined when the client sent no environment. */
+/**
+ * The `<user_info>` block (environment) and the `<custom_subagents>` block
+ * (sub-agent types a Task may name), or undefined when the client sent neither.
+ */
 export function renderRequestContext(context: agent.RequestContext | undefined): string | undefined {
-  const env = context?.env;
+  const blocks = [userInfoBlock(context?.env), customSubagentsBlock(context?.customSubagents ?? [])].filter((b) => b !== undefined);
+  return blocks.length === 0 ? undefined : blocks.join("\n\n");
+}
+
+function userInfoBlock(env: agent.RequestContextEnv | undefined): string | undefined {
   if (env === undefined) return undefined;
   const lines: string[] = [];
   const add = (label: string, value: string) => {
@@ -27,6 +34,14 @@ export function renderRequestContext(context: agent.RequestContext | undefined):
   add("Time Zone", env.timeZone);
   if (lines.length === 0) return undefined;
   return `<user_info>\n${lines.join("\n")}\n</user_info>`;
+}
+
+/** Custom sub-agents sorted by name (stable text for the same definitions). */
+function customSubagentsBlock(subagents: readonly agent.CustomSubagent[]): string | undefined {
+  const named = subagents.filter((s) => s.name.trim() !== "").sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (named.length === 0) return undefined;
+  const lines = named.map((s) => `- ${s.name.trim()}${s.description.trim() === "" ? "" : `: ${s.description.trim().replace(/\s+/g, " ")}`}`);
+  return `<custom_subagents>\nSub-agent types the Task tool can start besides generalPurpose, explore and shell:\n${lines.join("\n")}\n</custom_subagents>`;
 }
 
 export function contextClientId(text: string): string {

@@ -3,8 +3,9 @@
  * service wiring builds one SessionDeps and passes it to createRunSessionFactory.
  */
 import type { BusNames } from "@byok/contracts";
-import type { Logger, ModelConfig, NatsConnection } from "@byok/platform";
+import type { Logger, ModelConfig, NatsConnection, WebConfig } from "@byok/platform";
 import type { CursorAdapterMetrics } from "../metrics.ts";
+import type { PageConverter } from "../web/markdown-pool.ts";
 
 export interface SessionTimeouts {
   /** Per store request (history.import, blob.get, blob.put, run.get). */
@@ -29,6 +30,10 @@ export interface SessionDeps {
   log: Logger;
   /** BYOK models from the gateway configuration. */
   models: ModelConfig[];
+  /** The `web` section of the gateway configuration (WebFetch policy, WebSearch backend). */
+  web: WebConfig;
+  /** HTML -> Markdown for WebFetch (a worker pool; its owner closes it). */
+  converter: PageConverter;
   /** Directory holding the Cursor prompt assets (prompt/cursor in the repo). */
   promptDir: string;
   timeouts: SessionTimeouts;

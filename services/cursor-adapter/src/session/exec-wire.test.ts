@@ -29,7 +29,7 @@ function harness() {
   const sent: agent.AgentServerMessage[] = [];
   const errors: string[] = [];
   const progress: WireProgress[] = [];
-  const wire = new ExecWire({ send: (m) => sent.push(m), protocolError: (m) => errors.push(m), log: silentLogger() });
+  const wire = new ExecWire({ send: (m) => sent.push(m), protocolError: (m) => errors.push(m), workFailed: (e) => errors.push(String(e)), log: silentLogger() });
   const execIds = () => sent.flatMap((m) => (m.message.case === "execServerMessage" ? [m.message.value.id] : []));
   const aborts = () => sent.flatMap((m) => (m.message.case === "execServerControlMessage" && m.message.value.message.case === "abort" ? [m.message.value.message.value.id] : []));
   const result = (id: number, content: string) =>
@@ -119,5 +119,39 @@ describe("exec wire", () => {
     respond(4);
     expect(answers).toEqual(["askQuestionInteractionResponse"]);
     expect(h.errors).toEqual(["interaction query 1 answered again after its terminal result", "unknown interaction query id 4"]);
+  });
+
+  it("runs gateway-side work after an approval; stopping the wire aborts it and drops its outcome", async () => {
+    const h = harness();
+    const outcome = { content: "page", isError: false, toolCall: create(tools.ToolCallSchema), effects: [] };
+    let workSignal: AbortSignal | undefined;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const approve = () =>
+      ({
+        kind: "work",
+        run: async (signal: AbortSignal) => {
+          workSignal = signal;
+          await finished;
+          return outcome;
+        },
+      }) as const;
+    h.wire.startQuery("call_fetch", { case: "webFetchRequestQuery", value: create(tools.WebFetchRequestQuerySchema) }, approve, h.onProgress);
+    h.wire.onInteractionResponse(create(agent.InteractionResponseSchema, { id: 1, result: { case: "webFetchRequestResponse", value: { result: { case: "approved", value: {} } } } }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(workSignal?.aborted).toBe(false);
+    h.wire.abortRunning();
+    expect(workSignal?.aborted).toBe(true);
+    finish();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(h.progress).toEqual([]);
+
+    // Without a stop, the work's outcome completes the call; a thrown error is reported as a failure.
+    const g = harness();
+    g.wire.runWork(() => Promise.resolve(outcome), g.onProgress);
+    g.wire.runWork(() => Promise.reject(new Error("bug")), g.onProgress);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(g.progress).toEqual([{ kind: "done", outcome }]);
+    expect(g.errors).toEqual(["Error: bug"]);
   });
 });

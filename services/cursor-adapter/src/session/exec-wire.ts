@@ -7,18 +7,22 @@
  * Anything the client sends that does not fit the lifecycle (an id that is
  * absent, unknown or already answered, a result of the wrong kind, a second
  * close) is reported once through `protocolError` and never reaches the call;
- * answers for execs aborted on cancel/failure are dropped.
+ * answers for execs aborted on cancel/failure are dropped. Gateway-side work
+ * (after an approval, or a server-local tool that reads stored state) runs
+ * here too, so stopping the wire aborts it and drops its outcome.
  */
 import { create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { ExecIdRegistry } from "../tools/exec-ids.ts";
-import type { ExecCall, ExecProgress, ExecStep, InteractionProgress, InteractionQueryPayload, InteractionReply } from "../tools/types.ts";
+import type { ExecCall, ExecProgress, ExecStep, InteractionProgress, InteractionQueryPayload, InteractionReply, ToolOutcome } from "../tools/types.ts";
 
 export interface ExecWirePorts {
   send(message: agent.AgentServerMessage): void;
   /** The client broke the exec/query protocol: the run ends with a protocol error. */
   protocolError(message: string): void;
+  /** Gateway-side work threw instead of resolving to an outcome (a bug): the run ends. */
+  workFailed(error: unknown): void;
   log: Logger;
 }
 
@@ -42,6 +46,7 @@ export class ExecWire {
   readonly #execs = new Map<number, ExecEntry>();
   readonly #queries = new Map<number, QueryEntry>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #work = new AbortController();
   #stopped = false;
 
   constructor(ports: ExecWirePorts) {
@@ -58,6 +63,25 @@ export class ExecWire {
     const id = this.#queryIds.allocate(callId);
     this.#queries.set(id, { onResponse, onProgress });
     this.#ports.send(create(agent.AgentServerMessageSchema, { message: { case: "interactionQuery", value: { id, query } } }));
+  }
+
+  /**
+   * Gateway-side work for a call: its outcome is reported as done, unless the
+   * wire stopped meanwhile (then `signal` aborts and the outcome is dropped).
+   */
+  runWork(work: (signal: AbortSignal) => ToolOutcome | Promise<ToolOutcome>, onProgress: (progress: WireProgress) => void): void {
+    if (this.#stopped) return;
+    const signal = this.#work.signal;
+    Promise.resolve()
+      .then(() => work(signal))
+      .then(
+        (outcome) => {
+          if (!this.#stopped) onProgress({ kind: "done", outcome });
+        },
+        (error: unknown) => {
+          if (!this.#stopped) this.#ports.workFailed(error);
+        },
+      );
   }
 
   /** Runs `work` after `delayMs` unless the wire stopped meanwhile. */
@@ -142,7 +166,18 @@ export class ExecWire {
     if (progress.kind === "protocol_error") return this.#ports.protocolError(progress.message);
     this.#queryIds.settle(message.id);
     this.#queries.delete(message.id);
-    entry.onProgress({ kind: "done", outcome: progress.outcome });
+    switch (progress.kind) {
+      case "done":
+        entry.onProgress({ kind: "done", outcome: progress.outcome });
+        return;
+      case "work":
+        this.runWork((signal) => progress.run(signal), entry.onProgress);
+        return;
+      default: {
+        const unreachable: never = progress;
+        throw new Error(`unknown interaction progress ${String(unreachable)}`);
+      }
+    }
   }
 
   /**
@@ -152,6 +187,7 @@ export class ExecWire {
    */
   abortRunning(): number[] {
     this.#stopped = true;
+    this.#work.abort();
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     this.#queryIds.abortRunning();

@@ -29,6 +29,20 @@ describe("errors on Cursor's wire", () => {
     expect(decoded.details?.isRetryable).toBe(true);
   });
 
+  it("maps a run the accounting stopped to resource_exhausted with its message, the limit and the wait", () => {
+    const message = "Your limit of 5 requests per minute is reached; it resets at 2026-03-10T12:01:00.000Z (UTC).";
+    const perMinute = endOutcomeOf({ kind: "run_failed", failed: create(RunFailedSchema, { kind: FailureKind.OVER_LIMIT, message, limit: "requests_per_minute", retryAfterMs: 30_000 }) });
+    expect(perMinute).toMatchObject({ kind: "error", code: "resource_exhausted", message });
+    if (perMinute.kind !== "error") throw new Error("expected an error");
+    const decoded = fromBinary(aiserver.ErrorDetailsSchema, toBinary(aiserver.ErrorDetailsSchema, perMinute.details!));
+    expect(decoded).toMatchObject({ error: aiserver.ErrorDetails_Error.CUSTOM_MESSAGE, isExpected: true });
+    expect(decoded.details).toMatchObject({ title: "Usage limit reached", detail: message, isRetryable: true, additionalInfo: { limit: "requests_per_minute", retry_after_ms: "30000" } });
+
+    const budget = endOutcomeOf({ kind: "run_failed", failed: create(RunFailedSchema, { kind: FailureKind.OVER_LIMIT, message: "budget", limit: "member_budget", retryAfterMs: 36_000_000 }) });
+    expect(budget.kind === "error" && budget.details?.details?.isRetryable).toBe(false);
+    expect(closeKindOf({ kind: "run_failed", failed: create(RunFailedSchema, { kind: FailureKind.OVER_LIMIT }) })).toBe(FailureKind.OVER_LIMIT);
+  });
+
   it.each([
     [FailureKind.PROTOCOL, "invalid_argument", "protocol error: duplicate block start"],
     [FailureKind.CLIENT, "unavailable", "duplicate block start"],

@@ -28,6 +28,12 @@
  *   cannot project (a bug on the bus contract, not the client's fault).
  * - PromptAssetError -> internal: the gateway's prompt files are broken.
  * - anything else -> internal (a bug).
+ *
+ * A run the gateway's accounting stopped (RunFailed kind OVER_LIMIT: a budget
+ * or rate limit) ends with resource_exhausted and the accounting's own
+ * message, which names the limit and when it resets, as a custom error
+ * (ERROR_CUSTOM_MESSAGE: Cursor shows our title and text rather than its own
+ * plan/usage screens); the limit and the wait ride along in additional_info.
  */
 import { create } from "@bufbuild/protobuf";
 import { FailureKind, type RunFailed } from "@byok/contracts";
@@ -131,12 +137,28 @@ function runFailedOutcome(failed: RunFailed): EndOutcome {
       return { kind: "error", code: "invalid_argument", message: `protocol error: ${message}` };
     case FailureKind.CLIENT:
       return { kind: "error", code: "unavailable", message };
+    case FailureKind.OVER_LIMIT:
+      return { kind: "error", code: "resource_exhausted", message, details: overLimitDetails(failed, message) };
     case FailureKind.STORE:
     case FailureKind.UNSPECIFIED:
       return { kind: "error", code: "internal", message };
     default:
       return { kind: "error", code: "internal", message };
   }
+}
+
+/** A per-minute limit is worth retrying after its wait; a budget (hours or days away) or a run slot is not. */
+const RETRYABLE_WAIT_MS = 60_000;
+
+function overLimitDetails(failed: RunFailed, message: string): aiserver.ErrorDetails {
+  const retryable = failed.retryAfterMs > 0 && failed.retryAfterMs <= RETRYABLE_WAIT_MS;
+  const details = errorDetails(aiserver.ErrorDetails_Error.CUSTOM_MESSAGE, "Usage limit reached", message, retryable);
+  details.isExpected = true;
+  if (details.details !== undefined) {
+    details.details.showRequestId = false;
+    details.details.additionalInfo = { limit: failed.limit, ...(failed.retryAfterMs > 0 ? { retry_after_ms: String(failed.retryAfterMs) } : {}) };
+  }
+  return details;
 }
 
 export function cancelledOutcome(reason: string): EndOutcome {

@@ -15,7 +15,7 @@
  * this side with an error gets client closed with the failure's kind, any
  * other end a cancel.
  */
-import { clientModelCallId, FailureKind, isRunId, parseMemberId, type ClientEvent, type RunId } from "@byok/contracts";
+import { clientModelCallId, FailureKind, isRunId, parseConversationId, parseMemberId, type ClientEvent, type RunId } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import { RunLifecycle, type StopCommand } from "@byok/run-client";
@@ -87,7 +87,7 @@ class CursorRunSession implements RunSession {
       isDynamicTool: (name) => this.#plan?.tools.dynamicToolNames.has(name) ?? false,
       modelCallIdOf: (index) => clientModelCallId(runId, index),
     });
-    this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), log: this.#log });
+    this.#wire = new ExecWire({ send, protocolError: (message) => this.#protocolError(message), workFailed: (error) => this.#fail(error), log: this.#log });
     this.#lifecycle = new RunLifecycle({
       nc: deps.nc,
       names: deps.names,
@@ -161,10 +161,13 @@ class CursorRunSession implements RunSession {
       runId: this.#runId,
       memberId: parseMemberId(this.#context.memberId),
       runRequest,
+      headers: this.#context.headers,
       models: deps.models,
+      web: this.#services.web,
       prompts: this.#services.prompts,
       store: this.#services.store,
       blobSources: {
+        conversationId: runRequest.conversationId ?? "",
         prefetched: prefetchedBlobs(runRequest.preFetchedBlobs, this.#log),
         store: this.#services.store,
         kv: this.#kv,
@@ -185,7 +188,7 @@ class CursorRunSession implements RunSession {
       turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
       // Best effort: without it the next turn asks the client for the blob instead.
       onNewRoot: (bytes) =>
-        this.#services.store.putBlob(bytes).then(
+        this.#services.store.putBlob(bytes, runRequest.conversationId ?? "").then(
           () => undefined,
           (error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store"),
         ),
@@ -199,6 +202,9 @@ class CursorRunSession implements RunSession {
       setup: plan.tools,
       readPaths: plan.baseState.readPaths,
       wire: this.#wire,
+      web: this.#services.web,
+      committedResult: (call) =>
+        this.#services.store.findToolResult(parseConversationId(plan.run.conversationId), { callId: call.callId, name: call.name, argumentsJson: call.argumentsJson }),
       send: (message) => stream.send(message),
       modelCallIdOf: (callId) => this.#frames.toolCalls.modelCallIdOf(callId),
       publishResult: (result) => this.#lifecycle.publishToolResult(result),

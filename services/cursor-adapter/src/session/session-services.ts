@@ -1,22 +1,28 @@
-/** What every session of one factory shares: deps, prompt assets, store client, stream setup. */
+/** What every session of one factory shares: deps, prompt assets, store client, web tools, stream setup. */
 import { runStreamsOnce, type EnsureRunStreams } from "@byok/run-client";
 import { StoreClient } from "@byok/store-client";
 import { PromptAssets } from "../prompting/prompt-assets.ts";
+import type { WebTools } from "../tools/web-tools.ts";
+import { createGatewayWebTools } from "../web/gateway-web-tools.ts";
 import type { SessionDeps } from "./deps.ts";
 
 export interface SessionServices {
   deps: SessionDeps;
   prompts: PromptAssets;
   store: StoreClient;
+  /** WebFetch / WebSearch on the gateway (pages cached per conversation). */
+  web: WebTools;
   /** Creates/updates the run JetStream streams once per factory (retried after a failure). */
   ensureStreams: EnsureRunStreams;
 }
 
 export function createSessionServices(deps: SessionDeps): SessionServices {
+  const store = new StoreClient(deps.nc, deps.names, { timeoutMs: deps.timeouts.storeMs });
   return {
     deps,
     prompts: new PromptAssets(deps.promptDir),
-    store: new StoreClient(deps.nc, deps.names, { timeoutMs: deps.timeouts.storeMs }),
+    store,
+    web: createGatewayWebTools(deps.web, { store, converter: deps.converter, log: deps.log.child({ component: "web-tools" }) }),
     ensureStreams: runStreamsOnce(deps.nc, deps.names),
   };
 }

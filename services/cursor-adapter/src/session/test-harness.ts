@@ -26,7 +26,7 @@ import {
   PreparedRunSchema,
 } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
-import { busRequest, ensureRunStreams, parseGatewayConfig, Registry, silentLogger, type ModelConfig } from "@byok/platform";
+import { busRequest, ensureRunStreams, parseGatewayConfig, Registry, silentLogger, webConfigSchema, type ModelConfig } from "@byok/platform";
 import { loadConfig as loadStoreConfig, startStore, type RunningStore } from "@byok/store";
 import { createTestBus, createTestDatabase, waitFor } from "@byok/test-support/infra";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
@@ -177,6 +177,9 @@ export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {})
     names,
     log: silentLogger(),
     models: TEST_MODELS,
+    // No web tools in these tests (tests/agent-web.test.ts covers them end to end).
+    web: webConfigSchema.parse({ fetch: { enabled: false } }),
+    converter: { convert: () => Promise.reject(new Error("no page conversion in session tests")), close: () => Promise.resolve() },
     promptDir: PROMPT_DIR,
     timeouts: { storeMs: 5_000, publishDeadlineMs: 5_000, blobAckMs: 2_000, kvGetMs: 2_000, runStatusCheckMs: 30_000, ...timeouts },
     metrics: createCursorAdapterMetrics(new Registry(), { activeRuns: () => 0, openRunSseStreams: () => 0 }),

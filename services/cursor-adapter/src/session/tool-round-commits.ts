@@ -14,6 +14,7 @@ import type { Logger } from "@byok/platform";
 import type { StoreClient } from "@byok/store-client";
 import type { ConversationProjection } from "../checkpoint/conversation-projection.ts";
 import { resultOrder, RoundLedger, roundMessagesFromHistory } from "../checkpoint/round-projection.ts";
+import { agentModeOf } from "../prompting/modes.ts";
 import type { RunToolSetup } from "../request/prepare-run.ts";
 import { buildPendingToolCallsJson } from "../tools/pending-calls.ts";
 import type { ToolRoundDriver } from "./tool-round-driver.ts";
@@ -83,6 +84,8 @@ export class ToolRoundCommits {
       toolCalls,
       readPaths: driver.readPaths,
       todos: driver.changedTodos,
+      mode: driver.changedMode === undefined ? undefined : agentModeOf(driver.changedMode),
+      plan: driver.changedPlan,
       contextTokens: committed.contextTokens,
     });
   }

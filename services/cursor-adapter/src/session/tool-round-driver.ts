@@ -8,8 +8,11 @@
  *
  * A round is known by its id (the shared ToolRoundLedger of @byok/run-client):
  * a repeated ExecuteToolRound (new owner after failover) dispatches only calls
- * this session has not started. The driver also keeps the conversation state
- * tools change (read paths, todos, MCP routes) for the settled checkpoint.
+ * this session has not started. A gateway-side tool (WebFetch, WebSearch) of
+ * the round a resume re-created whose call already has a committed result in
+ * the conversation reuses it: no new approval, no new fetch. The driver also
+ * keeps the conversation state tools change (read paths, todos, MCP routes,
+ * mode, plan) for the settled checkpoint.
  */
 import type { ToolCallPart } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
@@ -19,7 +22,8 @@ import type { RunToolSetup } from "../request/prepare-run.ts";
 import { toolCallCompletedUpdate, toolCallDeltaUpdate, toolCallStartedUpdate, type ToolInteractionUpdate } from "../tools/cards.ts";
 import { withReadPaths } from "../tools/files.ts";
 import { planToolCall } from "../tools/plan-tool-call.ts";
-import type { ToolOutcome, ToolPlanContext } from "../tools/types.ts";
+import type { CommittedResult, ToolOutcome, ToolPlan, ToolPlanContext } from "../tools/types.ts";
+import type { WebTools } from "../tools/web-tools.ts";
 import type { ExecWire, WireProgress } from "./exec-wire.ts";
 import { ToolRoundLedger, type ToolResultInit, type ToolRound } from "@byok/run-client";
 
@@ -29,6 +33,9 @@ export interface ToolRoundDriverPorts {
   /** Files Read earlier in the conversation (the client's checkpoint). */
   readPaths: readonly string[];
   wire: ExecWire;
+  web: WebTools;
+  /** A result an earlier run of the conversation committed for the same call (id, tool, arguments; store lookup). */
+  committedResult(call: ToolCallPart): Promise<CommittedResult | undefined>;
   send(message: agent.AgentServerMessage): void;
   /** model_call_id of the model call that produced `callId` ("" when unknown). */
   modelCallIdOf(callId: string): string;
@@ -44,6 +51,8 @@ export interface ToolRoundDriverPorts {
 interface RoundInfo {
   /** Card started_at_ms and the staged checkpoint's pendingToolCallStartedAtMs. */
   readonly startedAtMs: number;
+  /** The round a resume re-created from the client's staged checkpoint. */
+  readonly resumed: boolean;
 }
 
 type RoundState = ToolRound<RoundInfo, ToolOutcome>;
@@ -55,6 +64,9 @@ export class ToolRoundDriver {
   #readPaths: string[];
   #todos: tools.TodoItem[];
   #todosChanged = false;
+  #mode: string | undefined;
+  #plan: string | undefined;
+  #stepUpdates = 0;
   #resumedRoundUsed = false;
 
   constructor(ports: ToolRoundDriverPorts) {
@@ -71,7 +83,7 @@ export class ToolRoundDriver {
    * staged checkpoint: that one keeps the checkpoint's time.
    */
   beginRound(roundId: string, calls: readonly ToolCallPart[]): { startedAtMs: number } {
-    return this.#round(roundId, calls).info;
+    return { startedAtMs: this.#round(roundId, calls).info.startedAtMs };
   }
 
   /** ExecuteToolRound: starts every call of the round this session has not started yet. */
@@ -95,22 +107,33 @@ export class ToolRoundDriver {
     return this.#readPaths;
   }
 
-  /** The conversation's todo list when a TodoWrite changed it in this run; undefined otherwise. */
+  /** The conversation's todo list when a TodoWrite (or a plan) changed it in this run; undefined otherwise. */
   get changedTodos(): readonly tools.TodoItem[] | undefined {
     return this.#todosChanged ? this.#todos : undefined;
   }
 
-  #startTimeOf(calls: readonly ToolCallPart[]): number {
+  /** The prompt mode an approved SwitchMode chose in this run; undefined otherwise. */
+  get changedMode(): string | undefined {
+    return this.#mode;
+  }
+
+  /** The Markdown of the plan CreatePlan made in this run; undefined otherwise. */
+  get changedPlan(): string | undefined {
+    return this.#plan;
+  }
+
+  /** The resumed round's original start time (and that it is the resumed round), else now. */
+  #infoOf(calls: readonly ToolCallPart[]): RoundInfo {
     const resumed = this.#ports.setup.resumedRound;
     if (resumed !== undefined && !this.#resumedRoundUsed && sameIds(resumed.callIds, calls.map((c) => c.callId))) {
       this.#resumedRoundUsed = true;
-      return resumed.startedAtMs ?? this.#ports.now();
+      return { startedAtMs: resumed.startedAtMs ?? this.#ports.now(), resumed: true };
     }
-    return this.#ports.now();
+    return { startedAtMs: this.#ports.now(), resumed: false };
   }
 
   #round(roundId: string, calls: readonly ToolCallPart[]): RoundState {
-    return this.#rounds.round(roundId, calls, () => ({ startedAtMs: this.#startTimeOf(calls) }));
+    return this.#rounds.round(roundId, calls, () => this.#infoOf(calls));
   }
 
   #dispatch(round: RoundState, call: ToolCallPart): void {
@@ -125,10 +148,12 @@ export class ToolRoundDriver {
         wire.startExec(call.callId, plan.exec, onProgress);
         return;
       case "interaction":
-        wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
+        // Only a round re-created from the client's staged checkpoint can hold calls an earlier run already did.
+        if (plan.reuse === undefined || !round.info.resumed) wire.startQuery(call.callId, plan.query, plan.onResponse, onProgress);
+        else this.#reuseOrAsk(round, call, modelCallId, plan, plan.reuse, onProgress);
         return;
       case "server":
-        wire.later(plan.delayMs, () => this.#complete(round, call.callId, modelCallId, plan.complete()));
+        wire.later(plan.delayMs, () => wire.runWork(() => plan.complete(), onProgress));
         return;
       case "invalid":
         log.info({ call_id: call.callId, tool: call.name }, "tool call rejected before execution");
@@ -141,6 +166,31 @@ export class ToolRoundDriver {
     }
   }
 
+  /** A committed result of an earlier run is the outcome; without one the user is asked as usual. */
+  #reuseOrAsk(
+    round: RoundState,
+    call: ToolCallPart,
+    modelCallId: string,
+    plan: Extract<ToolPlan, { kind: "interaction" }>,
+    reuse: (committed: CommittedResult) => ToolOutcome,
+    onProgress: (progress: WireProgress) => void,
+  ): void {
+    const callId = call.callId;
+    const ask = (): void => this.#ports.wire.startQuery(callId, plan.query, plan.onResponse, onProgress);
+    this.#ports.committedResult(call).then(
+      (committed) => {
+        if (this.#ports.ended()) return;
+        if (committed === undefined) return ask();
+        this.#ports.log.info({ call_id: callId, round_id: round.roundId }, "gateway-side tool already has a committed result; reusing it");
+        this.#complete(round, callId, modelCallId, reuse(committed));
+      },
+      (error: unknown) => {
+        this.#ports.log.warn({ err: error, call_id: callId }, "committed result lookup failed; asking the user again");
+        if (!this.#ports.ended()) ask();
+      },
+    );
+  }
+
   #planContext(round: RoundState): ToolPlanContext {
     const { setup } = this.#ports;
     return {
@@ -149,6 +199,10 @@ export class ToolRoundDriver {
       allowedToolNames: this.#allowedToolNames,
       mcp: setup.mcp,
       todos: this.#todos,
+      mode: this.#mode ?? setup.mode,
+      subagents: setup.subagents,
+      stepUpdates: this.#stepUpdates,
+      web: this.#ports.web,
       startedAtMs: round.info.startedAtMs,
       now: this.#ports.now,
     };
@@ -183,6 +237,20 @@ export class ToolRoundDriver {
           break;
         case "mcp_state":
           this.#ports.setup.mcp.applyState(effect.servers);
+          break;
+        case "mode":
+          this.#mode = effect.mode;
+          break;
+        case "plan":
+          this.#plan = effect.markdown;
+          // The plan's steps become the todo list; a plan without steps leaves the list as it is.
+          if (effect.todos.length > 0) {
+            this.#todos = effect.todos;
+            this.#todosChanged = true;
+          }
+          break;
+        case "step_update":
+          this.#stepUpdates += 1;
           break;
         default: {
           const unreachable: never = effect;

@@ -89,11 +89,11 @@ describe("AwaitShell", () => {
     expect(outcome.content).toMatch(/No output file for shell 99/);
   });
 
-  it("sleeps in the gateway without a shell id", () => {
+  it("sleeps in the gateway without a shell id", async () => {
     const plan = awaitShell({ block_until_ms: 2_000 });
     if (plan.kind !== "server") throw new Error(plan.kind);
     expect(plan.delayMs).toBe(2_000);
-    expect(plan.complete().content).toBe("Waited 2000 ms.");
+    expect((await plan.complete()).content).toBe("Waited 2000 ms.");
   });
 
   it("rejects a wait of 0 without a shell id, a bad pattern, and an unknown terminals folder", () => {

@@ -14,6 +14,7 @@ const VARIANT_OF_TOOL = {
   Read: "readToolCall",
   Write: "editToolCall",
   StrReplace: "editToolCall",
+  EditNotebook: "editToolCall",
   Delete: "deleteToolCall",
   Grep: "grepToolCall",
   Glob: "globToolCall",
@@ -23,6 +24,12 @@ const VARIANT_OF_TOOL = {
   GetMcpTools: "getMcpToolsToolCall",
   FetchMcpResource: "readMcpResourceToolCall",
   AskQuestion: "askQuestionToolCall",
+  Task: "taskToolCall",
+  UpdateCurrentStep: "communicateUpdateToolCall",
+  SwitchMode: "switchModeToolCall",
+  CreatePlan: "createPlanToolCall",
+  WebSearch: "webSearchToolCall",
+  WebFetch: "webFetchToolCall",
 } as const satisfies Record<string, NonNullable<ToolVariant["case"]>>;
 
 export type StaticToolName = keyof typeof VARIANT_OF_TOOL;
@@ -61,6 +68,18 @@ export function emptyVariant(name: string, isDynamicMcp: boolean): ToolVariant {
       return { case: variantCase, value: create(tools.ReadMcpResourceToolCallSchema) };
     case "askQuestionToolCall":
       return { case: variantCase, value: create(tools.AskQuestionToolCallSchema) };
+    case "taskToolCall":
+      return { case: variantCase, value: create(tools.TaskToolCallSchema) };
+    case "communicateUpdateToolCall":
+      return { case: variantCase, value: create(tools.CommunicateUpdateToolCallSchema) };
+    case "switchModeToolCall":
+      return { case: variantCase, value: create(tools.SwitchModeToolCallSchema) };
+    case "createPlanToolCall":
+      return { case: variantCase, value: create(tools.CreatePlanToolCallSchema) };
+    case "webSearchToolCall":
+      return { case: variantCase, value: create(tools.WebSearchToolCallSchema) };
+    case "webFetchToolCall":
+      return { case: variantCase, value: create(tools.WebFetchToolCallSchema) };
     case undefined:
       return { case: undefined };
     default: {

@@ -15,14 +15,21 @@ const AGENT_ORDER = [
   "TodoWrite",
   "StrReplace",
   "Write",
+  "EditNotebook",
   "Read",
   "ReadLints",
   "Glob",
   "AskQuestion",
+  "Task",
+  "SwitchMode",
+  "WebSearch",
+  "WebFetch",
   "GetMcpTools",
   "FetchMcpResource",
   "CallMcpTool",
 ];
+
+const WRITE_TOOLS = ["Write", "StrReplace", "Delete", "EditNotebook"];
 
 function names(result: ToolSetResult): string[] {
   if (result.kind !== "ok") throw new Error(result.message);
@@ -53,6 +60,28 @@ describe("compileToolSet", () => {
   it("keeps the subagent set free of AskQuestion and the ask set free of AwaitShell", () => {
     expect(names(compileToolSet("subagent", []))).not.toContain("AskQuestion");
     expect(names(compileToolSet("ask", []))).not.toContain("AwaitShell");
+  });
+
+  it("gives sub-agents write tools and UpdateCurrentStep but no Task (one level of sub-agents), and nobody else UpdateCurrentStep", () => {
+    const subagent = names(compileToolSet("subagent", []));
+    expect(subagent).toEqual(expect.arrayContaining([...WRITE_TOOLS, "Shell", "WebFetch", "WebSearch", "UpdateCurrentStep"]));
+    expect(subagent).not.toContain("Task");
+    for (const mode of ["agent", "ask", "plan", "debug"] as const) expect(names(compileToolSet(mode, []))).not.toContain("UpdateCurrentStep");
+  });
+
+  it("keeps ask and plan mode read-only; plan mode presents plans and every working mode can switch modes", () => {
+    for (const mode of ["ask", "plan"] as const) {
+      const tools = names(compileToolSet(mode, []));
+      for (const tool of WRITE_TOOLS) expect(tools).not.toContain(tool);
+    }
+    expect(names(compileToolSet("plan", []))).toEqual(expect.arrayContaining(["CreatePlan", "Task", "WebSearch", "WebFetch"]));
+    expect(names(compileToolSet("agent", []))).not.toContain("CreatePlan");
+    for (const mode of ["agent", "ask", "plan", "debug"] as const) expect(names(compileToolSet(mode, []))).toContain("SwitchMode");
+  });
+
+  it("leaves out what the run cannot offer, keeping the order of the rest", () => {
+    const result = names(compileToolSet("agent", [], loadToolCatalog(), new Set(["Task", "WebSearch"])));
+    expect(result).toEqual(AGENT_ORDER.filter((name) => name !== "Task" && name !== "WebSearch"));
   });
 
   it("appends dynamic MCP tools after the static ones, sorted by name", () => {
@@ -122,6 +151,6 @@ describe("loadToolCatalog", () => {
   });
 
   it("refuses a catalog tool the gateway cannot execute", () => {
-    expect(() => loadToolCatalog(assets(["Read"], ["Read", "WebSearch"]))).toThrow(ToolCatalogError);
+    expect(() => loadToolCatalog(assets(["Read"], ["Read", "GenerateImage"]))).toThrow(ToolCatalogError);
   });
 });

@@ -1,8 +1,10 @@
 /**
  * The model-facing tool set of a run: the static catalog (prompt/cursor/tools.json)
  * filtered and ordered by the mode manifest (prompt/cursor/modes/<mode>.json),
- * followed by the client's dynamic MCP tools sorted by name. The order never
- * depends on anything but these inputs (prefix stability).
+ * minus the tools the gateway cannot offer this run (Task with sub-agents
+ * disabled, WebSearch without a backend, ...), followed by the client's
+ * dynamic MCP tools sorted by name. The order never depends on anything but
+ * these inputs (prefix stability).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -45,18 +47,23 @@ export function loadToolCatalog(promptDir: string = DEFAULT_PROMPT_DIR): ToolCat
   return catalog;
 }
 
+const NOTHING_LEFT_OUT: ReadonlySet<string> = new Set();
+
 /**
- * Ordered ToolDefinitions for a run: the mode's tools in manifest order, then
- * the dynamic MCP tools sorted by name (code-point order). A dynamic tool whose
- * name equals a mode tool or another dynamic tool is a protocol error.
+ * Ordered ToolDefinitions for a run: the mode's tools in manifest order except
+ * `leaveOut`, then the dynamic MCP tools sorted by name (code-point order). A
+ * dynamic tool whose name equals a mode tool or another dynamic tool is a
+ * protocol error.
  */
 export function compileToolSet(
   mode: ToolMode,
   mcpTools: readonly McpDefinitionLike[],
   catalog: ToolCatalog = loadToolCatalog(),
+  leaveOut: ReadonlySet<string> = NOTHING_LEFT_OUT,
 ): ToolSetResult {
-  const names = catalog.modes.get(mode);
-  if (names === undefined) throw new ToolCatalogError(`no tool manifest for mode ${mode}`);
+  const manifest = catalog.modes.get(mode);
+  if (manifest === undefined) throw new ToolCatalogError(`no tool manifest for mode ${mode}`);
+  const names = manifest.filter((name) => !leaveOut.has(name));
   const staticTools = names.map((name) => {
     const definition = catalog.definitions.get(name);
     if (definition === undefined) throw new ToolCatalogError(`mode ${mode} lists unknown tool ${name}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ArgsFieldStreamer, editContentDelta, editContentField, editPathCard, type StreamedField } from "./edit-stream.ts";
+import { ArgsFieldStreamer, editContentDelta, editPathCard, editStreamFields, type StreamedField } from "./edit-stream.ts";
 
 function feed(fields: string[], chunks: string[]): StreamedField[] {
   const streamer = new ArgsFieldStreamer(fields);
@@ -37,9 +37,10 @@ describe("ArgsFieldStreamer", () => {
   });
 
   it("knows which field streams as edit content", () => {
-    expect(editContentField("Write")).toBe("contents");
-    expect(editContentField("StrReplace")).toBe("new_string");
-    expect(editContentField("Read")).toBeUndefined();
+    expect(editStreamFields("Write")).toEqual({ path: "path", content: "contents" });
+    expect(editStreamFields("StrReplace")).toEqual({ path: "path", content: "new_string" });
+    expect(editStreamFields("EditNotebook")).toEqual({ path: "target_notebook", content: "new_string" });
+    expect(editStreamFields("Read")).toBeUndefined();
     expect(editContentDelta("abc").delta).toMatchObject({ case: "editToolCallDelta", value: { streamContentDelta: "abc" } });
     expect(editPathCard("c", "/w/a").tool).toMatchObject({ case: "editToolCall", value: { args: { path: "/w/a" } } });
   });

@@ -1,6 +1,6 @@
 /**
- * Live edit cards while the model is still generating Write/StrReplace
- * arguments: decodes chosen top-level string fields of the streaming argument
+ * Live edit cards while the model is still generating Write/StrReplace/
+ * EditNotebook arguments: decodes chosen top-level string fields of the streaming argument
  * JSON incrementally, so the file content can be shown as
  * tool_call_delta(edit_tool_call_delta) and the card can get its path as soon
  * as the path string is complete (cursor-agent-protocol §8.5).
@@ -15,10 +15,16 @@ export type StreamedField =
   /** The field's string value is complete. */
   | { kind: "complete"; field: string; value: string };
 
-/** Which argument streams as the edit content, per tool. */
-export function editContentField(toolName: string): "contents" | "new_string" | undefined {
-  if (toolName === "Write") return "contents";
-  if (toolName === "StrReplace") return "new_string";
+/** Which arguments of an edit tool stream as the card's path and content. */
+export interface EditStreamFields {
+  path: "path" | "target_notebook";
+  content: "contents" | "new_string";
+}
+
+export function editStreamFields(toolName: string): EditStreamFields | undefined {
+  if (toolName === "Write") return { path: "path", content: "contents" };
+  if (toolName === "StrReplace") return { path: "path", content: "new_string" };
+  if (toolName === "EditNotebook") return { path: "target_notebook", content: "new_string" };
   return undefined;
 }
 

@@ -1,7 +1,8 @@
 /**
- * StrReplace and Write: two execs sharing the call's tool_call_id: a hidden
- * read of the current file, then a write of the COMPLETE new content (never a
- * snippet). The edit card gets before/after content and the line diff.
+ * StrReplace and Write (and EditNotebook, edit-notebook.ts): two execs sharing
+ * the call's tool_call_id: a hidden read of the current file, then a write of
+ * the COMPLETE new content (never a snippet). The edit card gets before/after
+ * content and the line diff.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { tools } from "@byok/cursor-protocol";
@@ -10,15 +11,16 @@ import { applyStrReplace, diffLines, normalizeNewlines } from "./edit-engine.ts"
 import { ArgReader, type ToolArgs } from "./tool-args.ts";
 import type { ExecCall, ExecProgress, ExecReply, ExecStep, ToolCallInput, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
 
-type EditKind = "StrReplace" | "Write";
+type EditKind = "StrReplace" | "Write" | "EditNotebook";
 
 /** The file as the hidden read saw it. */
-interface FileBefore {
+export interface FileBefore {
   content: string;
   exists: boolean;
 }
 
-type EditDecision = { kind: "write"; after: string; summary: string } | { kind: "fail"; result: tools.EditResult; message: string };
+/** What to write given the file as read: the complete new content, or why not. */
+export type EditDecision = { kind: "write"; after: string; summary: string } | { kind: "fail"; result: tools.EditResult; message: string };
 
 export function planStrReplace(call: ToolCallInput, args: ToolArgs, ctx: ToolPlanContext): ToolPlan {
   const reader = new ArgReader("StrReplace", args);
@@ -69,15 +71,15 @@ export function planWrite(call: ToolCallInput, args: ToolArgs, ctx: ToolPlanCont
   };
 }
 
-function editVariant(args: tools.EditArgs, result?: tools.EditResult): ToolVariant {
+export function editVariant(args: tools.EditArgs, result?: tools.EditResult): ToolVariant {
   return { case: "editToolCall", value: create(tools.EditToolCallSchema, { args, ...(result === undefined ? {} : { result }) }) };
 }
 
-function editResult(result: MessageInitShape<typeof tools.EditResultSchema>["result"]): tools.EditResult {
+export function editResult(result: MessageInitShape<typeof tools.EditResultSchema>["result"]): tools.EditResult {
   return create(tools.EditResultSchema, { result });
 }
 
-function editInvalid(call: ToolCallInput, ctx: ToolPlanContext, editArgs: tools.EditArgs, error: string): ToolPlan {
+export function editInvalid(call: ToolCallInput, ctx: ToolPlanContext, editArgs: tools.EditArgs, error: string): ToolPlan {
   const result = editResult({ case: "error", value: { path: editArgs.path, error, modelVisibleError: error } });
   return {
     kind: "invalid",
@@ -87,7 +89,7 @@ function editInvalid(call: ToolCallInput, ctx: ToolPlanContext, editArgs: tools.
   };
 }
 
-class EditExec implements ExecCall {
+export class EditExec implements ExecCall {
   readonly first: ExecStep;
   readonly #kind: EditKind;
   readonly #callId: string;

@@ -75,6 +75,27 @@ export function withErrorResult(variant: ToolVariant, message: string): ToolVari
         case: variant.case,
         value: create(tools.AskQuestionToolCallSchema, { args: variant.value.args, result: { result: { case: "error", value: { errorMessage: message } } } }),
       };
+    case "taskToolCall":
+      return { case: variant.case, value: create(tools.TaskToolCallSchema, { args: variant.value.args, result: { result: { case: "error", value: { error: message } } } }) };
+    case "communicateUpdateToolCall":
+      return {
+        case: variant.case,
+        value: create(tools.CommunicateUpdateToolCallSchema, { args: variant.value.args, result: { result: { case: "error", value: { error: message } } } }),
+      };
+    case "switchModeToolCall":
+      return { case: variant.case, value: create(tools.SwitchModeToolCallSchema, { args: variant.value.args, result: { result: { case: "error", value: { error: message } } } }) };
+    case "createPlanToolCall":
+      return { case: variant.case, value: create(tools.CreatePlanToolCallSchema, { args: variant.value.args, result: { result: { case: "error", value: { error: message } } } }) };
+    case "webSearchToolCall":
+      return { case: variant.case, value: create(tools.WebSearchToolCallSchema, { args: variant.value.args, result: { result: { case: "error", value: { error: message } } } }) };
+    case "webFetchToolCall":
+      return {
+        case: variant.case,
+        value: create(tools.WebFetchToolCallSchema, {
+          args: variant.value.args,
+          result: { result: { case: "error", value: { url: variant.value.args?.url ?? "", error: message } } },
+        }),
+      };
     case undefined:
       return variant;
     default: {

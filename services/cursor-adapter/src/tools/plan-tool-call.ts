@@ -6,6 +6,8 @@
 import { planAskQuestion } from "./ask-question.ts";
 import { planAwaitShell } from "./await-shell.ts";
 import { emptyVariant, isStaticToolName, startedCard, toolOutcome, type StaticToolName } from "./cards.ts";
+import { planCreatePlan } from "./create-plan.ts";
+import { planEditNotebook } from "./edit-notebook.ts";
 import { planStrReplace, planWrite } from "./edit-tools.ts";
 import { withErrorResult } from "./error-cards.ts";
 import { planDelete, planRead } from "./files.ts";
@@ -13,8 +15,13 @@ import { planReadLints } from "./lints.ts";
 import { planCallMcpTool, planDynamicMcpTool, planFetchMcpResource, planGetMcpTools } from "./mcp.ts";
 import { planGlob, planGrep } from "./search.ts";
 import { planShell } from "./shell.ts";
+import { planSwitchMode } from "./switch-mode.ts";
+import { planTask } from "./task.ts";
 import { planTodoWrite } from "./todos.ts";
 import { parseToolArgs, type ToolArgs } from "./tool-args.ts";
+import { planUpdateCurrentStep } from "./update-current-step.ts";
+import { planWebFetch } from "./web-fetch.ts";
+import { planWebSearch } from "./web-search.ts";
 import type { ToolCallInput, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
 
 type Planner = (call: ToolCallInput, args: ToolArgs, ctx: ToolPlanContext) => ToolPlan;
@@ -34,6 +41,13 @@ const PLANNERS: Record<StaticToolName, Planner> = {
   GetMcpTools: planGetMcpTools,
   FetchMcpResource: planFetchMcpResource,
   AskQuestion: planAskQuestion,
+  EditNotebook: planEditNotebook,
+  Task: planTask,
+  UpdateCurrentStep: planUpdateCurrentStep,
+  SwitchMode: planSwitchMode,
+  CreatePlan: planCreatePlan,
+  WebSearch: planWebSearch,
+  WebFetch: planWebFetch,
 };
 
 export function planToolCall(call: ToolCallInput, ctx: ToolPlanContext): ToolPlan {

@@ -35,7 +35,7 @@ describe("mergeTodos", () => {
 });
 
 describe("TodoWrite", () => {
-  it("runs in the gateway and returns the new list as an effect and a typed card", () => {
+  it("runs in the gateway and returns the new list as an effect and a typed card", async () => {
     const ctx = testContext({ todos: existing });
     const plan = planToolCall(
       { callId: "call_t", name: "TodoWrite", argumentsJson: JSON.stringify({ merge: true, todos: [{ id: "2", status: "completed" }, { id: "3", content: "Ship", status: "in-progress" }] }) },
@@ -43,7 +43,7 @@ describe("TodoWrite", () => {
     );
     if (plan.kind !== "server") throw new Error(plan.kind);
     expect(plan.delayMs).toBe(0);
-    const outcome = plan.complete();
+    const outcome = await plan.complete();
     expect(outcome.content).toBe(
       "Todo list updated (3 items):\n[x] Read code (id: 1, completed)\n[x] Fix bug (id: 2, completed)\n[~] Ship (id: 3, in_progress)",
     );

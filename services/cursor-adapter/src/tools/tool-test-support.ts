@@ -5,6 +5,7 @@
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { loadToolCatalog } from "./catalog.ts";
 import { McpRouteTable, type McpDefinitionLike } from "./mcp-routes.ts";
+import { NO_WEB_TOOLS } from "./web-tools.ts";
 import type { ExecCall, ExecProgress, ToolOutcome, ToolPlan, ToolPlanContext } from "./types.ts";
 import type { tools } from "@byok/cursor-protocol";
 
@@ -24,6 +25,10 @@ export function testContext(
     allowedToolNames: new Set([...(loadToolCatalog().modes.get("agent") ?? []), ...(mcpDefinitions ?? []).map((d) => d.name)]),
     mcp: new McpRouteTable(mcpDefinitions ?? []),
     todos: [],
+    mode: "agent",
+    subagents: { modelId: "byok-child", rootConversationId: "conv-1", customTypes: new Map([["reviewer", "Reviews a change"]]) },
+    stepUpdates: 0,
+    web: NO_WEB_TOOLS,
     startedAtMs: clock.now,
     now: () => clock.now,
     ...rest,

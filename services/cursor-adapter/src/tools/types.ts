@@ -10,6 +10,8 @@
  */
 import type { tools } from "@byok/cursor-protocol";
 import type { McpRoutes } from "./mcp-routes.ts";
+import type { SubagentSetup } from "./subagent-setup.ts";
+import type { WebTools } from "./web-tools.ts";
 
 /** One complete tool call of the model (after ToolCallEnd). */
 export interface ToolCallInput {
@@ -28,6 +30,14 @@ export interface ToolPlanContext {
   mcp: McpRoutes;
   /** The conversation's current todo list (TodoWrite merges into it). */
   todos: readonly tools.TodoItem[];
+  /** The run's prompt mode ("agent", "plan", ...): SwitchMode switches away from it. */
+  mode: string;
+  /** How Task starts sub-agents (child model, sub-agent types); undefined = Task is not offered. */
+  subagents: SubagentSetup | undefined;
+  /** UpdateCurrentStep calls completed earlier in this run (the next one is number n + 1). */
+  stepUpdates: number;
+  /** Gateway-side web access (fetch policy, page cache, search backend). */
+  web: WebTools;
   /** When this call started (card started_at_ms; kept across resume). */
   startedAtMs: number;
   /** Clock for completed_at_ms and wait deadlines. */
@@ -44,7 +54,8 @@ export type ExecRequest =
   | { case: "diagnosticsArgs"; value: tools.DiagnosticsArgs }
   | { case: "mcpArgs"; value: tools.McpArgs }
   | { case: "mcpStateExecArgs"; value: tools.McpStateExecArgs }
-  | { case: "readMcpResourceExecArgs"; value: tools.ReadMcpResourceExecArgs };
+  | { case: "readMcpResourceExecArgs"; value: tools.ReadMcpResourceExecArgs }
+  | { case: "subagentArgs"; value: tools.SubagentArgs };
 
 /** The ExecClientMessage.message oneof cases the gateway understands. */
 export type ExecReply =
@@ -58,14 +69,24 @@ export type ExecReply =
   | { case: "mcpResult"; value: tools.McpResult }
   | { case: "mcpStateExecResult"; value: tools.McpStateExecResult }
   | { case: "readMcpResourceExecResult"; value: tools.ReadMcpResourceExecResult }
+  | { case: "subagentResult"; value: tools.SubagentResult }
   | { case: undefined; value?: undefined };
 
 /** InteractionQuery.query cases the gateway sends. */
-export type InteractionQueryPayload = { case: "askQuestionInteractionQuery"; value: tools.AskQuestionInteractionQuery };
+export type InteractionQueryPayload =
+  | { case: "askQuestionInteractionQuery"; value: tools.AskQuestionInteractionQuery }
+  | { case: "switchModeRequestQuery"; value: tools.SwitchModeRequestQuery }
+  | { case: "createPlanRequestQuery"; value: tools.CreatePlanRequestQuery }
+  | { case: "webSearchRequestQuery"; value: tools.WebSearchRequestQuery }
+  | { case: "webFetchRequestQuery"; value: tools.WebFetchRequestQuery };
 
 /** InteractionResponse.result cases the gateway understands. */
 export type InteractionReply =
   | { case: "askQuestionInteractionResponse"; value: tools.AskQuestionInteractionResponse }
+  | { case: "switchModeRequestResponse"; value: tools.SwitchModeRequestResponse }
+  | { case: "createPlanRequestResponse"; value: tools.CreatePlanRequestResponse }
+  | { case: "webSearchRequestResponse"; value: tools.WebSearchRequestResponse }
+  | { case: "webFetchRequestResponse"; value: tools.WebFetchRequestResponse }
   | { case: undefined; value?: undefined };
 
 /** The typed variant of a ToolCall card (the ToolCall.tool oneof). */
@@ -78,7 +99,13 @@ export type ToolEffect =
   /** TodoWrite: the conversation's new todo list (checkpoint `todos`). */
   | { kind: "todos"; todos: tools.TodoItem[] }
   /** GetMcpTools: the client's live MCP state (routes for later CallMcpTool). */
-  | { kind: "mcp_state"; servers: tools.McpStateServer[] };
+  | { kind: "mcp_state"; servers: tools.McpStateServer[] }
+  /** SwitchMode approved: the conversation's mode from the next run on (checkpoint `mode`). */
+  | { kind: "mode"; mode: string }
+  /** CreatePlan accepted: the plan (checkpoint `plan`) and its todos (checkpoint `todos`). */
+  | { kind: "plan"; markdown: string; todos: tools.TodoItem[] }
+  /** UpdateCurrentStep: one more progress step of this run. */
+  | { kind: "step_update" };
 
 export interface ToolOutcome {
   /** What the model sees; always a string. */
@@ -118,7 +145,21 @@ export interface ExecCall {
   onClosedWithoutResult(): ExecProgress;
 }
 
-export type InteractionProgress = { kind: "done"; outcome: ToolOutcome } | { kind: "protocol_error"; message: string };
+export type InteractionProgress =
+  | { kind: "done"; outcome: ToolOutcome }
+  /**
+   * The user approved gateway-side work (WebFetch, WebSearch): run it; it
+   * resolves to the outcome (failures are outcomes too) and stops early when
+   * `signal` aborts (the run ended).
+   */
+  | { kind: "work"; run(signal: AbortSignal): Promise<ToolOutcome> }
+  | { kind: "protocol_error"; message: string };
+
+/** A result an earlier run of the conversation committed for the same tool call id. */
+export interface CommittedResult {
+  content: string;
+  isError: boolean;
+}
 
 export type ToolPlan =
   /** Client exec(s): send `exec.first`, feed replies, complete on `done`. */
@@ -129,8 +170,14 @@ export type ToolPlan =
       started: tools.ToolCall;
       query: InteractionQueryPayload;
       onResponse(reply: InteractionReply): InteractionProgress;
+      /**
+       * Gateway-side tools only: the completed card for a result an earlier run
+       * of the conversation already committed for this call (a resumed round).
+       * The session then neither asks again nor repeats the work.
+       */
+      reuse?: (committed: CommittedResult) => ToolOutcome;
     }
-  /** Runs in the gateway: wait `delayMs`, then call complete() (started + completed back to back). */
-  | { kind: "server"; started: tools.ToolCall; delayMs: number; complete(): ToolOutcome }
+  /** Runs in the gateway: wait `delayMs`, then call complete() (started + completed back to back; it may read stored state). */
+  | { kind: "server"; started: tools.ToolCall; delayMs: number; complete(): ToolOutcome | Promise<ToolOutcome> }
   /** Arguments (or the tool name) are unusable: `outcome` is the error result the model sees. */
   | { kind: "invalid"; error: string; started: tools.ToolCall; outcome: ToolOutcome };

@@ -4,9 +4,9 @@
  * invoke-server.ts, the OpenAI/Anthropic-compatible HTTP front in inbound/).
  * A call is admitted before its upstream request and settled after it, with
  * the usage the provider reported (or none). Budgets, rate limits and the
- * ledger are the control plane's to implement behind this interface; the
- * gateway ships only `passThroughAccounting` (admits every call, records
- * nothing).
+ * ledger are implemented behind this interface by StoreAccounting
+ * (store-accounting.ts, the store as the truth); `passThroughAccounting`
+ * admits every call and records nothing (ACCOUNTING=off, and tests).
  *
  * Contract for implementations:
  * - admit() decides before any upstream byte: admitted (with a ticket the
@@ -18,8 +18,9 @@
  *   (HTTP 503, failure UNAVAILABLE).
  * - settle() is called exactly once per admitted ticket, after the call ended
  *   in any way (completed, failed, cancelled, client gone), with the
- *   provider-reported usage or undefined. It must not throw for expected
- *   conditions; a throw is logged and otherwise ignored.
+ *   provider-reported usage or undefined, and how the call ended ("ok", or
+ *   the ModelFailureKind name / "http_<status>"; for the ledger). It must not
+ *   throw for expected conditions; a throw is logged and otherwise ignored.
  * - One request = one model call; `clientKind` lets the ledger split usage
  *   by client.
  */
@@ -68,7 +69,7 @@ export interface CallUsage {
 
 export interface CallAccounting {
   admit(call: CallAdmission): Promise<AdmissionDecision>;
-  settle(ticket: AccountingTicket, usage: CallUsage | undefined): Promise<void>;
+  settle(ticket: AccountingTicket, usage: CallUsage | undefined, outcome?: string): Promise<void>;
 }
 
 /** Admits every call and records nothing: the gateway's default until the control plane provides its own. */

@@ -204,7 +204,7 @@ async function modelCall(options: InboundServerOptions, call: InboundCall, recei
     result = path === "same-shape" ? await relaySameShape(observed) : await translateCall(observed, options.replay);
   } finally {
     const usage: CallUsage | undefined = result.usage;
-    options.accounting.settle(decision.ticket, usage).catch((error: unknown) => call.log.error({ err: error }, "call accounting failed to settle the call"));
+    options.accounting.settle(decision.ticket, usage, result.outcome).catch((error: unknown) => call.log.error({ err: error }, "call accounting failed to settle the call"));
     const durationMs = Date.now() - call.started;
     options.metrics.callEnded({ ...metric, outcome: result.outcome, durationMs, firstByteMs: result.firstByteMs, usage });
     call.log.info(

@@ -69,7 +69,7 @@ export async function startInboundKit(options: InboundKitOptions = {}): Promise<
     { log: silentLogger() },
   );
   await nc.flush();
-  const config = loadConfig({ NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, INBOUND_PORT: "0", KIT_PROVIDER_KEY: PROVIDER_KEY, ...options.env }, () => JSON.stringify(kitGatewayConfig(llm)));
+  const config = loadConfig({ NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, INBOUND_PORT: "0", KIT_PROVIDER_KEY: PROVIDER_KEY, ACCOUNTING: "off", ...options.env }, () => JSON.stringify(kitGatewayConfig(llm)));
   const gateway = await startProviderGateway(config, {
     log: silentLogger(),
     backoff: { baseDelayMs: 10, maxDelayMs: 20 },

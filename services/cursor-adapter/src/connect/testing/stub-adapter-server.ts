@@ -6,11 +6,14 @@
 import type { ModelConfig } from "@byok/platform";
 import { Registry, silentLogger } from "@byok/platform";
 import { createCursorAdapterMetrics } from "../../metrics.ts";
+import { everyModel, type MemberModels } from "../../models/member-models.ts";
 import { startAdapterServer, type AdapterServer } from "../http-server.ts";
 import { StubSessionFactory } from "./stub-session-factory.ts";
 
 export interface StubAdapterServerOptions {
   models?: readonly ModelConfig[];
+  /** Per-member model lists (default: everyone sees `models`). */
+  memberModels?: MemberModels;
   heartbeatMs?: number;
   runWaitMs?: number;
 }
@@ -21,7 +24,7 @@ export async function startStubAdapterServer(options: StubAdapterServerOptions =
     host: "127.0.0.1",
     port: 0,
     factory,
-    models: options.models ?? [],
+    memberModels: options.memberModels ?? everyModel(options.models ?? []),
     heartbeatMs: options.heartbeatMs ?? 60_000,
     runWaitMs: options.runWaitMs ?? 60_000,
     endGraceMs: 60_000,

@@ -24,6 +24,18 @@ export declare type StartAction = Message<"byok.v1.StartAction"> & {
    * @generated from field: repeated byok.v1.Message initial_messages = 1;
    */
   initialMessages: Message$1[];
+
+  /**
+   * Client ids of initial messages a conversation takes only once (e.g. the
+   * notice that a background sub-agent finished). When the conversation already
+   * holds every one of them - appended by the start of a run that did not fail
+   * or get cancelled, or imported from the client's history - this start is a
+   * repeat: the run is recorded completed at once and appends nothing.
+   * Empty = no such check.
+   *
+   * @generated from field: repeated string once_client_ids = 2;
+   */
+  onceClientIds: string[];
 };
 
 /**
@@ -574,6 +586,20 @@ export declare type RunFailed = Message<"byok.v1.RunFailed"> & {
    * @generated from field: bool retryable = 4;
    */
   retryable: boolean;
+
+  /**
+   * OVER_LIMIT: the limit ("member_budget", "team_budget", "model_budget",
+   * "requests_per_minute", "tokens_per_minute", "concurrent_runs") and the
+   * milliseconds until it may admit a call again (0 = unknown).
+   *
+   * @generated from field: string limit = 5;
+   */
+  limit: string;
+
+  /**
+   * @generated from field: uint32 retry_after_ms = 6;
+   */
+  retryAfterMs: number;
 };
 
 /**
@@ -805,6 +831,15 @@ export enum FailureKind {
    * @generated from enum value: FAILURE_KIND_CLIENT = 4;
    */
   CLIENT = 4,
+
+  /**
+   * The gateway's accounting refused a model call: a budget or rate limit of
+   * the member or team (RunFailed.limit names it, retry_after_ms says when it
+   * resets). Nothing of that call was appended.
+   *
+   * @generated from enum value: FAILURE_KIND_OVER_LIMIT = 5;
+   */
+  OVER_LIMIT = 5,
 }
 
 /**

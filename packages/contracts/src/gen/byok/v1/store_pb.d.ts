@@ -122,6 +122,9 @@ export declare type BeginRunRequest = Message<"byok.v1.BeginRunRequest"> & {
   initialMessages: Message$1[];
 
   /**
+   * A sub-agent run: the run (and its tool call) that started it. A parent run
+   * of another member is refused (FORBIDDEN).
+   *
    * @generated from field: string parent_run_id = 6;
    */
   parentRunId: string;
@@ -135,6 +138,16 @@ export declare type BeginRunRequest = Message<"byok.v1.BeginRunRequest"> & {
    * @generated from field: string model_id = 8;
    */
   modelId: string;
+
+  /**
+   * See StartAction.once_client_ids: all already in the conversation (through a
+   * run that did not fail or get cancelled, or imported history) = the run is
+   * recorded completed at once and appends nothing (duplicate_of_run_id says
+   * which run took them). The check runs under the conversation lock.
+   *
+   * @generated from field: repeated string once_client_ids = 9;
+   */
+  onceClientIds: string[];
 };
 
 /**
@@ -251,6 +264,15 @@ export declare type BeginRunResponse = Message<"byok.v1.BeginRunResponse"> & {
    * @generated from field: string superseded_run_id = 2;
    */
   supersededRunId: string;
+
+  /**
+   * Set when the once client ids were all taken: the run whose start appended
+   * them ("imported" when the client's own history holds them). This run is
+   * then completed and appended nothing.
+   *
+   * @generated from field: string duplicate_of_run_id = 3;
+   */
+  duplicateOfRunId: string;
 };
 
 /**
@@ -258,6 +280,46 @@ export declare type BeginRunResponse = Message<"byok.v1.BeginRunResponse"> & {
  * Use `create(BeginRunResponseSchema)` to create a new message.
  */
 export declare const BeginRunResponseSchema: GenMessage<BeginRunResponse>;
+
+/**
+ * run.children: the sub-agent runs a run started (parent_run_id = the run),
+ * oldest first.
+ *
+ * @generated from message byok.v1.ListChildRunsRequest
+ */
+export declare type ListChildRunsRequest = Message<"byok.v1.ListChildRunsRequest"> & {
+  /**
+   * @generated from field: string parent_run_id = 1;
+   */
+  parentRunId: string;
+};
+
+/**
+ * Describes the message byok.v1.ListChildRunsRequest.
+ * Use `create(ListChildRunsRequestSchema)` to create a new message.
+ */
+export declare const ListChildRunsRequestSchema: GenMessage<ListChildRunsRequest>;
+
+/**
+ * @generated from message byok.v1.ListChildRunsResponse
+ */
+export declare type ListChildRunsResponse = Message<"byok.v1.ListChildRunsResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: repeated byok.v1.RunRecord runs = 1;
+   */
+  runs: RunRecord[];
+};
+
+/**
+ * Describes the message byok.v1.ListChildRunsResponse.
+ * Use `create(ListChildRunsResponseSchema)` to create a new message.
+ */
+export declare const ListChildRunsResponseSchema: GenMessage<ListChildRunsResponse>;
 
 /**
  * run.append: conditional on active run + expected head.
@@ -698,6 +760,15 @@ export declare type PutBlobRequest = Message<"byok.v1.PutBlobRequest"> & {
    * @generated from field: bytes expected_id = 2;
    */
   expectedId: Uint8Array;
+
+  /**
+   * The conversation the blob belongs to: the retention job deletes a blob
+   * once no conversation that refers to it keeps its content. "" = none (the
+   * blob is then never deleted by retention).
+   *
+   * @generated from field: string conversation_id = 3;
+   */
+  conversationId: string;
 };
 
 /**
@@ -1075,6 +1146,79 @@ export declare type CommitToolResultResponse = Message<"byok.v1.CommitToolResult
 export declare const CommitToolResultResponseSchema: GenMessage<CommitToolResultResponse>;
 
 /**
+ * tool_result.find: a result committed for tool call `call_id` by any run of
+ * the conversation (the first one), so a client-side resume need not redo
+ * gateway-side work. Only a call with the same tool name and the same
+ * arguments counts (some endpoints reuse call ids). found = false when there
+ * is none.
+ *
+ * @generated from message byok.v1.FindToolResultRequest
+ */
+export declare type FindToolResultRequest = Message<"byok.v1.FindToolResultRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * @generated from field: string call_id = 2;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string arguments_json = 4;
+   */
+  argumentsJson: string;
+};
+
+/**
+ * Describes the message byok.v1.FindToolResultRequest.
+ * Use `create(FindToolResultRequestSchema)` to create a new message.
+ */
+export declare const FindToolResultRequestSchema: GenMessage<FindToolResultRequest>;
+
+/**
+ * @generated from message byok.v1.FindToolResultResponse
+ */
+export declare type FindToolResultResponse = Message<"byok.v1.FindToolResultResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+
+  /**
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * @generated from field: bool is_error = 3;
+   */
+  isError: boolean;
+
+  /**
+   * @generated from field: string run_id = 4;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message byok.v1.FindToolResultResponse.
+ * Use `create(FindToolResultResponseSchema)` to create a new message.
+ */
+export declare const FindToolResultResponseSchema: GenMessage<FindToolResultResponse>;
+
+/**
  * tool_round.get_open: the run's unsettled round, or `round` unset when none.
  *
  * @generated from message byok.v1.GetOpenToolRoundRequest
@@ -1138,6 +1282,11 @@ export declare type MemberRecord = Message<"byok.v1.MemberRecord"> & {
    * @generated from field: string revoked_at = 4;
    */
   revokedAt: string;
+
+  /**
+   * @generated from field: string team_id = 5;
+   */
+  teamId: string;
 };
 
 /**
@@ -1147,7 +1296,9 @@ export declare type MemberRecord = Message<"byok.v1.MemberRecord"> & {
 export declare const MemberRecordSchema: GenMessage<MemberRecord>;
 
 /**
- * member.create: the key is returned once; the store keeps only its SHA-256.
+ * member.create: the member's first key is returned once; the store keeps only
+ * its SHA-256 (more keys: key.create in control.proto). team_id "" = the
+ * default team; NOT_FOUND for an unknown team. key_expires_at: RFC 3339, "" = never.
  *
  * @generated from message byok.v1.CreateMemberRequest
  */
@@ -1156,6 +1307,21 @@ export declare type CreateMemberRequest = Message<"byok.v1.CreateMemberRequest">
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * @generated from field: string key_label = 3;
+   */
+  keyLabel: string;
+
+  /**
+   * @generated from field: string key_expires_at = 4;
+   */
+  keyExpiresAt: string;
 };
 
 /**
@@ -1182,6 +1348,11 @@ export declare type CreateMemberResponse = Message<"byok.v1.CreateMemberResponse
    * @generated from field: string key = 2;
    */
   key: string;
+
+  /**
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
 };
 
 /**
@@ -1230,7 +1401,8 @@ export declare type RevokeMemberResponse = Message<"byok.v1.RevokeMemberResponse
 export declare const RevokeMemberResponseSchema: GenMessage<RevokeMemberResponse>;
 
 /**
- * member.verify: NOT_FOUND for an unknown or revoked key.
+ * member.verify: NOT_FOUND for an unknown, revoked or expired key, or a key of
+ * a revoked member.
  *
  * @generated from message byok.v1.VerifyMemberKeyRequest
  */
@@ -1265,6 +1437,16 @@ export declare type VerifyMemberKeyResponse = Message<"byok.v1.VerifyMemberKeyRe
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: string team_id = 4;
+   */
+  teamId: string;
 };
 
 /**
@@ -1274,7 +1456,7 @@ export declare type VerifyMemberKeyResponse = Message<"byok.v1.VerifyMemberKeyRe
 export declare const VerifyMemberKeyResponseSchema: GenMessage<VerifyMemberKeyResponse>;
 
 /**
- * member.list: oldest first.
+ * member.list: oldest first; team_id "" = every team.
  *
  * @generated from message byok.v1.ListMembersRequest
  */
@@ -1283,6 +1465,11 @@ export declare type ListMembersRequest = Message<"byok.v1.ListMembersRequest"> &
    * @generated from field: bool include_revoked = 1;
    */
   includeRevoked: boolean;
+
+  /**
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
 };
 
 /**
@@ -1436,6 +1623,32 @@ export declare type MemberUsage = Message<"byok.v1.MemberUsage"> & {
    * @generated from field: uint32 reasoning_tokens_runs = 16;
    */
   reasoningTokensRuns: number;
+
+  /**
+   * How many of `runs` are sub-agent runs (started by another run's Task).
+   *
+   * @generated from field: uint32 subagent_runs = 17;
+   */
+  subagentRuns: number;
+
+  /**
+   * From the ledger: the member's model calls that started in the range (runs
+   * and HTTP requests), the sum of their known costs in USD (decimal) and how
+   * many calls have an unknown cost (not in cost_usd).
+   *
+   * @generated from field: uint32 model_calls = 18;
+   */
+  modelCalls: number;
+
+  /**
+   * @generated from field: string cost_usd = 19;
+   */
+  costUsd: string;
+
+  /**
+   * @generated from field: uint32 unknown_cost_calls = 20;
+   */
+  unknownCostCalls: number;
 };
 
 /**

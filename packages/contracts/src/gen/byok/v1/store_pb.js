@@ -14,7 +14,7 @@ import { file_byok_v1_run } from "./run_pb.js";
  * Describes the file byok/v1/store.proto.
  */
 export const file_byok_v1_store = /*@__PURE__*/
-  fileDesc("ChNieW9rL3YxL3N0b3JlLnByb3RvEgdieW9rLnYxIkQKClN0b3JlRXJyb3ISJQoEa2luZBgBIAEoDjIXLmJ5b2sudjEuU3RvcmVFcnJvcktpbmQSDwoHbWVzc2FnZRgCIAEoCSJmChRJbXBvcnRIaXN0b3J5UmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJEiIKCG1lc3NhZ2VzGAMgAygLMhAuYnlvay52MS5NZXNzYWdlIlAKFUltcG9ydEhpc3RvcnlSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchITCgtyZXZpc2lvbl9pZBgBIAEoCSLZAQoPQmVnaW5SdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIXCg9jb252ZXJzYXRpb25faWQYAiABKAkSEQoJbWVtYmVyX2lkGAMgASgJEhgKEGJhc2VfcmV2aXNpb25faWQYBCABKAkSKgoQaW5pdGlhbF9tZXNzYWdlcxgFIAMoCzIQLmJ5b2sudjEuTWVzc2FnZRIVCg1wYXJlbnRfcnVuX2lkGAYgASgJEhsKE3BhcmVudF90b29sX2NhbGxfaWQYByABKAkSEAoIbW9kZWxfaWQYCCABKAki/AIKCVJ1blJlY29yZBIOCgZydW5faWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEhEKCW1lbWJlcl9pZBgDIAEoCRIiCgZzdGF0dXMYBCABKA4yEi5ieW9rLnYxLlJ1blN0YXR1cxIZChFzdGFydF9yZXZpc2lvbl9pZBgFIAEoCRIYChBoZWFkX3JldmlzaW9uX2lkGAYgASgJEhsKE3Byb3ZpZGVyX2NhbGxfaW5kZXgYByABKA0SKgoMZmFpbHVyZV9raW5kGAggASgOMhQuYnlvay52MS5GYWlsdXJlS2luZBIXCg9mYWlsdXJlX21lc3NhZ2UYCSABKAkSHQoFdXNhZ2UYCiABKAsyDi5ieW9rLnYxLlVzYWdlEhUKDXBhcmVudF9ydW5faWQYCyABKAkSGwoTcGFyZW50X3Rvb2xfY2FsbF9pZBgMIAEoCRITCgtiZWdpbl9jb3VudBgNIAEoDRIQCghtb2RlbF9pZBgOIAEoCSJyChBCZWdpblJ1blJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEh8KA3J1bhgBIAEoCzISLmJ5b2sudjEuUnVuUmVjb3JkEhkKEXN1cGVyc2VkZWRfcnVuX2lkGAIgASgJIscBChVBcHBlbmRNZXNzYWdlc1JlcXVlc3QSDgoGcnVuX2lkGAEgASgJEiEKGWV4cGVjdGVkX2hlYWRfcmV2aXNpb25faWQYAiABKAkSIgoIbWVzc2FnZXMYAyADKAsyEC5ieW9rLnYxLk1lc3NhZ2USGwoTcHJvdmlkZXJfY2FsbF9pbmRleBgEIAEoDRIhChRyZXF1ZXN0X2lucHV0X3Rva2VucxgFIAEoBEgAiAEBQhcKFV9yZXF1ZXN0X2lucHV0X3Rva2VucyJRChZBcHBlbmRNZXNzYWdlc1Jlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEhMKC3JldmlzaW9uX2lkGAEgASgJIqoBChBGaW5pc2hSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIiCgZzdGF0dXMYAiABKA4yEi5ieW9rLnYxLlJ1blN0YXR1cxIqCgxmYWlsdXJlX2tpbmQYAyABKA4yFC5ieW9rLnYxLkZhaWx1cmVLaW5kEhcKD2ZhaWx1cmVfbWVzc2FnZRgEIAEoCRIdCgV1c2FnZRgFIAEoCzIOLmJ5b2sudjEuVXNhZ2UiWAoRRmluaXNoUnVuUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISHwoDcnVuGAEgASgLMhIuYnlvay52MS5SdW5SZWNvcmQiHwoNR2V0UnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiVQoOR2V0UnVuUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISHwoDcnVuGAEgASgLMhIuYnlvay52MS5SdW5SZWNvcmQiMQoWR2V0Q29udmVyc2F0aW9uUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkimgEKF0dldENvbnZlcnNhdGlvblJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIRCgltZW1iZXJfaWQYAiABKAkSGAoQaGVhZF9yZXZpc2lvbl9pZBgDIAEoCRIVCg1hY3RpdmVfcnVuX2lkGAQgASgJIjEKGkdldFJldmlzaW9uTWVzc2FnZXNSZXF1ZXN0EhMKC3JldmlzaW9uX2lkGAEgASgJIukBChtHZXRSZXZpc2lvbk1lc3NhZ2VzUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISIgoIbWVzc2FnZXMYASADKAsyEC5ieW9rLnYxLk1lc3NhZ2USEwoLbWVzc2FnZV9pZHMYAiADKAkSFgoOcmV2aXNpb25fY2hhaW4YAyADKAkSLQoKY29tcGFjdGlvbhgEIAEoCzIZLmJ5b2sudjEuQ29tcGFjdGlvblJlY29yZBImCgZhbmNob3IYBSABKAsyFi5ieW9rLnYxLkNvbnRleHRBbmNob3IiUQoNQ29udGV4dEFuY2hvchITCgtyZXZpc2lvbl9pZBgBIAEoCRIVCg1tZXNzYWdlX2NvdW50GAIgASgNEhQKDGlucHV0X3Rva2VucxgDIAEoBCJtChBDb21wYWN0aW9uUmVjb3JkEhMKC3JldmlzaW9uX2lkGAEgASgJEhoKEnNvdXJjZV9yZXZpc2lvbl9pZBgCIAEoCRIYChBzdW1tYXJpemVkX2NvdW50GAMgASgNEg4KBnJ1bl9pZBgEIAEoCSK+AQoVQ29tcGFjdEhpc3RvcnlSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIhChlleHBlY3RlZF9oZWFkX3JldmlzaW9uX2lkGAIgASgJEiEKB3N1bW1hcnkYAyABKAsyEC5ieW9rLnYxLk1lc3NhZ2USGAoQa2VwdF9tZXNzYWdlX2lkcxgEIAMoCRIYChBzdW1tYXJpemVkX2NvdW50GAUgASgNEhsKE3Byb3ZpZGVyX2NhbGxfaW5kZXgYBiABKA0idQoWQ29tcGFjdEhpc3RvcnlSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchITCgtyZXZpc2lvbl9pZBgBIAEoCRIiCghtZXNzYWdlcxgCIAMoCzIQLmJ5b2sudjEuTWVzc2FnZSIzCg5QdXRCbG9iUmVxdWVzdBIMCgRkYXRhGAEgASgMEhMKC2V4cGVjdGVkX2lkGAIgASgMIkEKD1B1dEJsb2JSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIKCgJpZBgBIAEoDCIeCg9HZXRCbG9ic1JlcXVlc3QSCwoDaWRzGAEgAygMIiYKClN0b3JlZEJsb2ISCgoCaWQYASABKAwSDAoEZGF0YRgCIAEoDCJaChBHZXRCbG9ic1Jlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEiIKBWJsb2JzGAEgAygLMhMuYnlvay52MS5TdG9yZWRCbG9iInIKD1Rvb2xSb3VuZFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEhYKDmNvbXBsZXRpb25fc2VxGAIgASgNEg8KB2NvbnRlbnQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgSEwoLcmV2aXNpb25faWQYBSABKAkipQIKD1Rvb2xSb3VuZFJlY29yZBIOCgZydW5faWQYASABKAkSEAoIcm91bmRfaWQYAiABKAkSGAoQYmFzZV9yZXZpc2lvbl9pZBgDIAEoCRIsCglhc3Npc3RhbnQYBCABKAsyGS5ieW9rLnYxLkFzc2lzdGFudE1lc3NhZ2USJAoFY2FsbHMYBSADKAsyFS5ieW9rLnYxLlRvb2xDYWxsUGFydBIpCgdyZXN1bHRzGAYgAygLMhguYnlvay52MS5Ub29sUm91bmRSZXN1bHQSDwoHc2V0dGxlZBgHIAEoCBIPCgd2ZXJzaW9uGAggASgNEhsKE3Byb3ZpZGVyX2NhbGxfaW5kZXgYCSABKA0SGAoQaGVhZF9yZXZpc2lvbl9pZBgKIAEoCSLkAQoWQ3JlYXRlVG9vbFJvdW5kUmVxdWVzdBIOCgZydW5faWQYASABKAkSEAoIcm91bmRfaWQYAiABKAkSIQoZZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbl9pZBgDIAEoCRIsCglhc3Npc3RhbnQYBCABKAsyGS5ieW9rLnYxLkFzc2lzdGFudE1lc3NhZ2USGwoTcHJvdmlkZXJfY2FsbF9pbmRleBgFIAEoDRIhChRyZXF1ZXN0X2lucHV0X3Rva2VucxgGIAEoBEgAiAEBQhcKFV9yZXF1ZXN0X2lucHV0X3Rva2VucyJ4ChdDcmVhdGVUb29sUm91bmRSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchInCgVyb3VuZBgBIAEoCzIYLmJ5b2sudjEuVG9vbFJvdW5kUmVjb3JkEhAKCGV4aXN0aW5nGAIgASgIIm8KF0NvbW1pdFRvb2xSZXN1bHRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIQCghyb3VuZF9pZBgCIAEoCRIPCgdjYWxsX2lkGAMgASgJEg8KB2NvbnRlbnQYBCABKAkSEAoIaXNfZXJyb3IYBSABKAgi1QEKGENvbW1pdFRvb2xSZXN1bHRSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchITCgtyZXZpc2lvbl9pZBgBIAEoCRIRCglkdXBsaWNhdGUYAiABKAgSFQoNcm91bmRfc2V0dGxlZBgDIAEoCBIWCg5jb21wbGV0aW9uX3NlcRgEIAEoDRIiCghhcHBlbmRlZBgFIAMoCzIQLmJ5b2sudjEuTWVzc2FnZRIaChJ0b29sX3JvdW5kX3ZlcnNpb24YBiABKA0iKQoXR2V0T3BlblRvb2xSb3VuZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJImcKGEdldE9wZW5Ub29sUm91bmRSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchInCgVyb3VuZBgBIAEoCzIYLmJ5b2sudjEuVG9vbFJvdW5kUmVjb3JkIlcKDE1lbWJlclJlY29yZBIRCgltZW1iZXJfaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgpjcmVhdGVkX2F0GAMgASgJEhIKCnJldm9rZWRfYXQYBCABKAkiIwoTQ3JlYXRlTWVtYmVyUmVxdWVzdBIMCgRuYW1lGAEgASgJIm4KFENyZWF0ZU1lbWJlclJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEiUKBm1lbWJlchgBIAEoCzIVLmJ5b2sudjEuTWVtYmVyUmVjb3JkEgsKA2tleRgCIAEoCSIoChNSZXZva2VNZW1iZXJSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCSJhChRSZXZva2VNZW1iZXJSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIlCgZtZW1iZXIYASABKAsyFS5ieW9rLnYxLk1lbWJlclJlY29yZCIlChZWZXJpZnlNZW1iZXJLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJeChdWZXJpZnlNZW1iZXJLZXlSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIRCgltZW1iZXJfaWQYASABKAkSDAoEbmFtZRgCIAEoCSItChJMaXN0TWVtYmVyc1JlcXVlc3QSFwoPaW5jbHVkZV9yZXZva2VkGAEgASgIImEKE0xpc3RNZW1iZXJzUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISJgoHbWVtYmVycxgBIAMoCzIVLmJ5b2sudjEuTWVtYmVyUmVjb3JkIkUKEk1lbWJlclVzYWdlUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkSDQoFc2luY2UYAiABKAkSDQoFdW50aWwYAyABKAkihQQKC01lbWJlclVzYWdlEhEKCW1lbWJlcl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHJ1bnMYAyABKA0SEQoJY29tcGxldGVkGAQgASgNEg4KBmZhaWxlZBgFIAEoDRIRCgljYW5jZWxsZWQYBiABKA0SGQoMaW5wdXRfdG9rZW5zGAcgASgESACIAQESGQoRaW5wdXRfdG9rZW5zX3J1bnMYCCABKA0SGgoNb3V0cHV0X3Rva2VucxgJIAEoBEgBiAEBEhoKEm91dHB1dF90b2tlbnNfcnVucxgKIAEoDRIeChFjYWNoZV9yZWFkX3Rva2VucxgLIAEoBEgCiAEBEh4KFmNhY2hlX3JlYWRfdG9rZW5zX3J1bnMYDCABKA0SHwoSY2FjaGVfd3JpdGVfdG9rZW5zGA0gASgESAOIAQESHwoXY2FjaGVfd3JpdGVfdG9rZW5zX3J1bnMYDiABKA0SHQoQcmVhc29uaW5nX3Rva2VucxgPIAEoBEgEiAEBEh0KFXJlYXNvbmluZ190b2tlbnNfcnVucxgQIAEoDUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQhQKEl9jYWNoZV9yZWFkX3Rva2Vuc0IVChNfY2FjaGVfd3JpdGVfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zImAKE01lbWJlclVzYWdlUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISJQoHbWVtYmVycxgBIAMoCzIULmJ5b2sudjEuTWVtYmVyVXNhZ2UiYAoRQ2FjaGVVc2FnZVJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEg0KBXNpbmNlGAIgASgJEg0KBXVudGlsGAMgASgJEhoKEmNvbnZlcnNhdGlvbl9saW1pdBgEIAEoDSKzAgoNQ2FjaGVVc2FnZVJvdxILCgNrZXkYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJEgwKBHJ1bnMYAyABKA0SGQoMaW5wdXRfdG9rZW5zGAQgASgESACIAQESGQoRaW5wdXRfdG9rZW5zX3J1bnMYBSABKA0SHgoRY2FjaGVfcmVhZF90b2tlbnMYBiABKARIAYgBARIeChZjYWNoZV9yZWFkX3Rva2Vuc19ydW5zGAcgASgNEh8KEmNhY2hlX3dyaXRlX3Rva2VucxgIIAEoBEgCiAEBEh8KF2NhY2hlX3dyaXRlX3Rva2Vuc19ydW5zGAkgASgNQg8KDV9pbnB1dF90b2tlbnNCFAoSX2NhY2hlX3JlYWRfdG9rZW5zQhUKE19jYWNoZV93cml0ZV90b2tlbnMijwEKEkNhY2hlVXNhZ2VSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchItCg1jb252ZXJzYXRpb25zGAEgAygLMhYuYnlvay52MS5DYWNoZVVzYWdlUm93EiYKBm1vZGVscxgCIAMoCzIWLmJ5b2sudjEuQ2FjaGVVc2FnZVJvdyqWAgoOU3RvcmVFcnJvcktpbmQSIAocU1RPUkVfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEh4KGlNUT1JFX0VSUk9SX0tJTkRfTk9UX0ZPVU5EEAESHwobU1RPUkVfRVJST1JfS0lORF9OT1RfQUNUSVZFEAISIgoeU1RPUkVfRVJST1JfS0lORF9IRUFEX01JU01BVENIEAMSHAoYU1RPUkVfRVJST1JfS0lORF9JTlZBTElEEAQSHgoaU1RPUkVfRVJST1JfS0lORF9GT1JCSURERU4QBRIdChlTVE9SRV9FUlJPUl9LSU5EX0lOVEVSTkFMEAYSIAocU1RPUkVfRVJST1JfS0lORF9VTkFWQUlMQUJMRRAHKooBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElJVTl9TVEFUVVNfUlVOTklORxABEhgKFFJVTl9TVEFUVVNfQ09NUExFVEVEEAISGAoUUlVOX1NUQVRVU19DQU5DRUxMRUQQAxIVChFSVU5fU1RBVFVTX0ZBSUxFRBAEYgZwcm90bzM", [file_byok_v1_history, file_byok_v1_model, file_byok_v1_run]);
+  fileDesc("ChNieW9rL3YxL3N0b3JlLnByb3RvEgdieW9rLnYxIkQKClN0b3JlRXJyb3ISJQoEa2luZBgBIAEoDjIXLmJ5b2sudjEuU3RvcmVFcnJvcktpbmQSDwoHbWVzc2FnZRgCIAEoCSJmChRJbXBvcnRIaXN0b3J5UmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJEiIKCG1lc3NhZ2VzGAMgAygLMhAuYnlvay52MS5NZXNzYWdlIlAKFUltcG9ydEhpc3RvcnlSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchITCgtyZXZpc2lvbl9pZBgBIAEoCSLyAQoPQmVnaW5SdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIXCg9jb252ZXJzYXRpb25faWQYAiABKAkSEQoJbWVtYmVyX2lkGAMgASgJEhgKEGJhc2VfcmV2aXNpb25faWQYBCABKAkSKgoQaW5pdGlhbF9tZXNzYWdlcxgFIAMoCzIQLmJ5b2sudjEuTWVzc2FnZRIVCg1wYXJlbnRfcnVuX2lkGAYgASgJEhsKE3BhcmVudF90b29sX2NhbGxfaWQYByABKAkSEAoIbW9kZWxfaWQYCCABKAkSFwoPb25jZV9jbGllbnRfaWRzGAkgAygJIvwCCglSdW5SZWNvcmQSDgoGcnVuX2lkGAEgASgJEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRIRCgltZW1iZXJfaWQYAyABKAkSIgoGc3RhdHVzGAQgASgOMhIuYnlvay52MS5SdW5TdGF0dXMSGQoRc3RhcnRfcmV2aXNpb25faWQYBSABKAkSGAoQaGVhZF9yZXZpc2lvbl9pZBgGIAEoCRIbChNwcm92aWRlcl9jYWxsX2luZGV4GAcgASgNEioKDGZhaWx1cmVfa2luZBgIIAEoDjIULmJ5b2sudjEuRmFpbHVyZUtpbmQSFwoPZmFpbHVyZV9tZXNzYWdlGAkgASgJEh0KBXVzYWdlGAogASgLMg4uYnlvay52MS5Vc2FnZRIVCg1wYXJlbnRfcnVuX2lkGAsgASgJEhsKE3BhcmVudF90b29sX2NhbGxfaWQYDCABKAkSEwoLYmVnaW5fY291bnQYDSABKA0SEAoIbW9kZWxfaWQYDiABKAkijwEKEEJlZ2luUnVuUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISHwoDcnVuGAEgASgLMhIuYnlvay52MS5SdW5SZWNvcmQSGQoRc3VwZXJzZWRlZF9ydW5faWQYAiABKAkSGwoTZHVwbGljYXRlX29mX3J1bl9pZBgDIAEoCSItChRMaXN0Q2hpbGRSdW5zUmVxdWVzdBIVCg1wYXJlbnRfcnVuX2lkGAEgASgJIl0KFUxpc3RDaGlsZFJ1bnNSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIgCgRydW5zGAEgAygLMhIuYnlvay52MS5SdW5SZWNvcmQixwEKFUFwcGVuZE1lc3NhZ2VzUmVxdWVzdBIOCgZydW5faWQYASABKAkSIQoZZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbl9pZBgCIAEoCRIiCghtZXNzYWdlcxgDIAMoCzIQLmJ5b2sudjEuTWVzc2FnZRIbChNwcm92aWRlcl9jYWxsX2luZGV4GAQgASgNEiEKFHJlcXVlc3RfaW5wdXRfdG9rZW5zGAUgASgESACIAQFCFwoVX3JlcXVlc3RfaW5wdXRfdG9rZW5zIlEKFkFwcGVuZE1lc3NhZ2VzUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISEwoLcmV2aXNpb25faWQYASABKAkiqgEKEEZpbmlzaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEiIKBnN0YXR1cxgCIAEoDjISLmJ5b2sudjEuUnVuU3RhdHVzEioKDGZhaWx1cmVfa2luZBgDIAEoDjIULmJ5b2sudjEuRmFpbHVyZUtpbmQSFwoPZmFpbHVyZV9tZXNzYWdlGAQgASgJEh0KBXVzYWdlGAUgASgLMg4uYnlvay52MS5Vc2FnZSJYChFGaW5pc2hSdW5SZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIfCgNydW4YASABKAsyEi5ieW9rLnYxLlJ1blJlY29yZCIfCg1HZXRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSJVCg5HZXRSdW5SZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIfCgNydW4YASABKAsyEi5ieW9rLnYxLlJ1blJlY29yZCIxChZHZXRDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSKaAQoXR2V0Q29udmVyc2F0aW9uUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRIYChBoZWFkX3JldmlzaW9uX2lkGAMgASgJEhUKDWFjdGl2ZV9ydW5faWQYBCABKAkiMQoaR2V0UmV2aXNpb25NZXNzYWdlc1JlcXVlc3QSEwoLcmV2aXNpb25faWQYASABKAki6QEKG0dldFJldmlzaW9uTWVzc2FnZXNSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIiCghtZXNzYWdlcxgBIAMoCzIQLmJ5b2sudjEuTWVzc2FnZRITCgttZXNzYWdlX2lkcxgCIAMoCRIWCg5yZXZpc2lvbl9jaGFpbhgDIAMoCRItCgpjb21wYWN0aW9uGAQgASgLMhkuYnlvay52MS5Db21wYWN0aW9uUmVjb3JkEiYKBmFuY2hvchgFIAEoCzIWLmJ5b2sudjEuQ29udGV4dEFuY2hvciJRCg1Db250ZXh0QW5jaG9yEhMKC3JldmlzaW9uX2lkGAEgASgJEhUKDW1lc3NhZ2VfY291bnQYAiABKA0SFAoMaW5wdXRfdG9rZW5zGAMgASgEIm0KEENvbXBhY3Rpb25SZWNvcmQSEwoLcmV2aXNpb25faWQYASABKAkSGgoSc291cmNlX3JldmlzaW9uX2lkGAIgASgJEhgKEHN1bW1hcml6ZWRfY291bnQYAyABKA0SDgoGcnVuX2lkGAQgASgJIr4BChVDb21wYWN0SGlzdG9yeVJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEiEKGWV4cGVjdGVkX2hlYWRfcmV2aXNpb25faWQYAiABKAkSIQoHc3VtbWFyeRgDIAEoCzIQLmJ5b2sudjEuTWVzc2FnZRIYChBrZXB0X21lc3NhZ2VfaWRzGAQgAygJEhgKEHN1bW1hcml6ZWRfY291bnQYBSABKA0SGwoTcHJvdmlkZXJfY2FsbF9pbmRleBgGIAEoDSJ1ChZDb21wYWN0SGlzdG9yeVJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEhMKC3JldmlzaW9uX2lkGAEgASgJEiIKCG1lc3NhZ2VzGAIgAygLMhAuYnlvay52MS5NZXNzYWdlIkwKDlB1dEJsb2JSZXF1ZXN0EgwKBGRhdGEYASABKAwSEwoLZXhwZWN0ZWRfaWQYAiABKAwSFwoPY29udmVyc2F0aW9uX2lkGAMgASgJIkEKD1B1dEJsb2JSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIKCgJpZBgBIAEoDCIeCg9HZXRCbG9ic1JlcXVlc3QSCwoDaWRzGAEgAygMIiYKClN0b3JlZEJsb2ISCgoCaWQYASABKAwSDAoEZGF0YRgCIAEoDCJaChBHZXRCbG9ic1Jlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEiIKBWJsb2JzGAEgAygLMhMuYnlvay52MS5TdG9yZWRCbG9iInIKD1Rvb2xSb3VuZFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEhYKDmNvbXBsZXRpb25fc2VxGAIgASgNEg8KB2NvbnRlbnQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgSEwoLcmV2aXNpb25faWQYBSABKAkipQIKD1Rvb2xSb3VuZFJlY29yZBIOCgZydW5faWQYASABKAkSEAoIcm91bmRfaWQYAiABKAkSGAoQYmFzZV9yZXZpc2lvbl9pZBgDIAEoCRIsCglhc3Npc3RhbnQYBCABKAsyGS5ieW9rLnYxLkFzc2lzdGFudE1lc3NhZ2USJAoFY2FsbHMYBSADKAsyFS5ieW9rLnYxLlRvb2xDYWxsUGFydBIpCgdyZXN1bHRzGAYgAygLMhguYnlvay52MS5Ub29sUm91bmRSZXN1bHQSDwoHc2V0dGxlZBgHIAEoCBIPCgd2ZXJzaW9uGAggASgNEhsKE3Byb3ZpZGVyX2NhbGxfaW5kZXgYCSABKA0SGAoQaGVhZF9yZXZpc2lvbl9pZBgKIAEoCSLkAQoWQ3JlYXRlVG9vbFJvdW5kUmVxdWVzdBIOCgZydW5faWQYASABKAkSEAoIcm91bmRfaWQYAiABKAkSIQoZZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbl9pZBgDIAEoCRIsCglhc3Npc3RhbnQYBCABKAsyGS5ieW9rLnYxLkFzc2lzdGFudE1lc3NhZ2USGwoTcHJvdmlkZXJfY2FsbF9pbmRleBgFIAEoDRIhChRyZXF1ZXN0X2lucHV0X3Rva2VucxgGIAEoBEgAiAEBQhcKFV9yZXF1ZXN0X2lucHV0X3Rva2VucyJ4ChdDcmVhdGVUb29sUm91bmRSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchInCgVyb3VuZBgBIAEoCzIYLmJ5b2sudjEuVG9vbFJvdW5kUmVjb3JkEhAKCGV4aXN0aW5nGAIgASgIIm8KF0NvbW1pdFRvb2xSZXN1bHRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIQCghyb3VuZF9pZBgCIAEoCRIPCgdjYWxsX2lkGAMgASgJEg8KB2NvbnRlbnQYBCABKAkSEAoIaXNfZXJyb3IYBSABKAgi1QEKGENvbW1pdFRvb2xSZXN1bHRSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchITCgtyZXZpc2lvbl9pZBgBIAEoCRIRCglkdXBsaWNhdGUYAiABKAgSFQoNcm91bmRfc2V0dGxlZBgDIAEoCBIWCg5jb21wbGV0aW9uX3NlcRgEIAEoDRIiCghhcHBlbmRlZBgFIAMoCzIQLmJ5b2sudjEuTWVzc2FnZRIaChJ0b29sX3JvdW5kX3ZlcnNpb24YBiABKA0iZwoVRmluZFRvb2xSZXN1bHRSZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgdjYWxsX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSFgoOYXJndW1lbnRzX2pzb24YBCABKAkifgoWRmluZFRvb2xSZXN1bHRSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchINCgVmb3VuZBgBIAEoCBIPCgdjb250ZW50GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIEg4KBnJ1bl9pZBgEIAEoCSIpChdHZXRPcGVuVG9vbFJvdW5kUmVxdWVzdBIOCgZydW5faWQYASABKAkiZwoYR2V0T3BlblRvb2xSb3VuZFJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEicKBXJvdW5kGAEgASgLMhguYnlvay52MS5Ub29sUm91bmRSZWNvcmQiaAoMTWVtYmVyUmVjb3JkEhEKCW1lbWJlcl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmNyZWF0ZWRfYXQYAyABKAkSEgoKcmV2b2tlZF9hdBgEIAEoCRIPCgd0ZWFtX2lkGAUgASgJIl8KE0NyZWF0ZU1lbWJlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhEKCWtleV9sYWJlbBgDIAEoCRIWCg5rZXlfZXhwaXJlc19hdBgEIAEoCSJ+ChRDcmVhdGVNZW1iZXJSZXNwb25zZRIiCgVlcnJvchgPIAEoCzITLmJ5b2sudjEuU3RvcmVFcnJvchIlCgZtZW1iZXIYASABKAsyFS5ieW9rLnYxLk1lbWJlclJlY29yZBILCgNrZXkYAiABKAkSDgoGa2V5X2lkGAMgASgJIigKE1Jldm9rZU1lbWJlclJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJImEKFFJldm9rZU1lbWJlclJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEiUKBm1lbWJlchgBIAEoCzIVLmJ5b2sudjEuTWVtYmVyUmVjb3JkIiUKFlZlcmlmeU1lbWJlcktleVJlcXVlc3QSCwoDa2V5GAEgASgJIn8KF1ZlcmlmeU1lbWJlcktleVJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEhEKCW1lbWJlcl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmtleV9pZBgDIAEoCRIPCgd0ZWFtX2lkGAQgASgJIj4KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9pbmNsdWRlX3Jldm9rZWQYASABKAgSDwoHdGVhbV9pZBgCIAEoCSJhChNMaXN0TWVtYmVyc1Jlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEiYKB21lbWJlcnMYASADKAsyFS5ieW9rLnYxLk1lbWJlclJlY29yZCJFChJNZW1iZXJVc2FnZVJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEg0KBXNpbmNlGAIgASgJEg0KBXVudGlsGAMgASgJIt8ECgtNZW1iZXJVc2FnZRIRCgltZW1iZXJfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRydW5zGAMgASgNEhEKCWNvbXBsZXRlZBgEIAEoDRIOCgZmYWlsZWQYBSABKA0SEQoJY2FuY2VsbGVkGAYgASgNEhkKDGlucHV0X3Rva2VucxgHIAEoBEgAiAEBEhkKEWlucHV0X3Rva2Vuc19ydW5zGAggASgNEhoKDW91dHB1dF90b2tlbnMYCSABKARIAYgBARIaChJvdXRwdXRfdG9rZW5zX3J1bnMYCiABKA0SHgoRY2FjaGVfcmVhZF90b2tlbnMYCyABKARIAogBARIeChZjYWNoZV9yZWFkX3Rva2Vuc19ydW5zGAwgASgNEh8KEmNhY2hlX3dyaXRlX3Rva2VucxgNIAEoBEgDiAEBEh8KF2NhY2hlX3dyaXRlX3Rva2Vuc19ydW5zGA4gASgNEh0KEHJlYXNvbmluZ190b2tlbnMYDyABKARIBIgBARIdChVyZWFzb25pbmdfdG9rZW5zX3J1bnMYECABKA0SFQoNc3ViYWdlbnRfcnVucxgRIAEoDRITCgttb2RlbF9jYWxscxgSIAEoDRIQCghjb3N0X3VzZBgTIAEoCRIaChJ1bmtub3duX2Nvc3RfY2FsbHMYFCABKA1CDwoNX2lucHV0X3Rva2Vuc0IQCg5fb3V0cHV0X3Rva2Vuc0IUChJfY2FjaGVfcmVhZF90b2tlbnNCFQoTX2NhY2hlX3dyaXRlX3Rva2Vuc0ITChFfcmVhc29uaW5nX3Rva2VucyJgChNNZW1iZXJVc2FnZVJlc3BvbnNlEiIKBWVycm9yGA8gASgLMhMuYnlvay52MS5TdG9yZUVycm9yEiUKB21lbWJlcnMYASADKAsyFC5ieW9rLnYxLk1lbWJlclVzYWdlImAKEUNhY2hlVXNhZ2VSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCRINCgVzaW5jZRgCIAEoCRINCgV1bnRpbBgDIAEoCRIaChJjb252ZXJzYXRpb25fbGltaXQYBCABKA0iswIKDUNhY2hlVXNhZ2VSb3cSCwoDa2V5GAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRIMCgRydW5zGAMgASgNEhkKDGlucHV0X3Rva2VucxgEIAEoBEgAiAEBEhkKEWlucHV0X3Rva2Vuc19ydW5zGAUgASgNEh4KEWNhY2hlX3JlYWRfdG9rZW5zGAYgASgESAGIAQESHgoWY2FjaGVfcmVhZF90b2tlbnNfcnVucxgHIAEoDRIfChJjYWNoZV93cml0ZV90b2tlbnMYCCABKARIAogBARIfChdjYWNoZV93cml0ZV90b2tlbnNfcnVucxgJIAEoDUIPCg1faW5wdXRfdG9rZW5zQhQKEl9jYWNoZV9yZWFkX3Rva2Vuc0IVChNfY2FjaGVfd3JpdGVfdG9rZW5zIo8BChJDYWNoZVVzYWdlUmVzcG9uc2USIgoFZXJyb3IYDyABKAsyEy5ieW9rLnYxLlN0b3JlRXJyb3ISLQoNY29udmVyc2F0aW9ucxgBIAMoCzIWLmJ5b2sudjEuQ2FjaGVVc2FnZVJvdxImCgZtb2RlbHMYAiADKAsyFi5ieW9rLnYxLkNhY2hlVXNhZ2VSb3cqlgIKDlN0b3JlRXJyb3JLaW5kEiAKHFNUT1JFX0VSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIeChpTVE9SRV9FUlJPUl9LSU5EX05PVF9GT1VORBABEh8KG1NUT1JFX0VSUk9SX0tJTkRfTk9UX0FDVElWRRACEiIKHlNUT1JFX0VSUk9SX0tJTkRfSEVBRF9NSVNNQVRDSBADEhwKGFNUT1JFX0VSUk9SX0tJTkRfSU5WQUxJRBAEEh4KGlNUT1JFX0VSUk9SX0tJTkRfRk9SQklEREVOEAUSHQoZU1RPUkVfRVJST1JfS0lORF9JTlRFUk5BTBAGEiAKHFNUT1JFX0VSUk9SX0tJTkRfVU5BVkFJTEFCTEUQByqKAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJSVU5fU1RBVFVTX1JVTk5JTkcQARIYChRSVU5fU1RBVFVTX0NPTVBMRVRFRBACEhgKFFJVTl9TVEFUVVNfQ0FOQ0VMTEVEEAMSFQoRUlVOX1NUQVRVU19GQUlMRUQQBGIGcHJvdG8z", [file_byok_v1_history, file_byok_v1_model, file_byok_v1_run]);
 
 /**
  * Describes the message byok.v1.StoreError.
@@ -59,298 +59,326 @@ export const BeginRunResponseSchema = /*@__PURE__*/
   messageDesc(file_byok_v1_store, 5);
 
 /**
+ * Describes the message byok.v1.ListChildRunsRequest.
+ * Use `create(ListChildRunsRequestSchema)` to create a new message.
+ */
+export const ListChildRunsRequestSchema = /*@__PURE__*/
+  messageDesc(file_byok_v1_store, 6);
+
+/**
+ * Describes the message byok.v1.ListChildRunsResponse.
+ * Use `create(ListChildRunsResponseSchema)` to create a new message.
+ */
+export const ListChildRunsResponseSchema = /*@__PURE__*/
+  messageDesc(file_byok_v1_store, 7);
+
+/**
  * Describes the message byok.v1.AppendMessagesRequest.
  * Use `create(AppendMessagesRequestSchema)` to create a new message.
  */
 export const AppendMessagesRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 6);
+  messageDesc(file_byok_v1_store, 8);
 
 /**
  * Describes the message byok.v1.AppendMessagesResponse.
  * Use `create(AppendMessagesResponseSchema)` to create a new message.
  */
 export const AppendMessagesResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 7);
+  messageDesc(file_byok_v1_store, 9);
 
 /**
  * Describes the message byok.v1.FinishRunRequest.
  * Use `create(FinishRunRequestSchema)` to create a new message.
  */
 export const FinishRunRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 8);
+  messageDesc(file_byok_v1_store, 10);
 
 /**
  * Describes the message byok.v1.FinishRunResponse.
  * Use `create(FinishRunResponseSchema)` to create a new message.
  */
 export const FinishRunResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 9);
+  messageDesc(file_byok_v1_store, 11);
 
 /**
  * Describes the message byok.v1.GetRunRequest.
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 10);
+  messageDesc(file_byok_v1_store, 12);
 
 /**
  * Describes the message byok.v1.GetRunResponse.
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 11);
+  messageDesc(file_byok_v1_store, 13);
 
 /**
  * Describes the message byok.v1.GetConversationRequest.
  * Use `create(GetConversationRequestSchema)` to create a new message.
  */
 export const GetConversationRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 12);
+  messageDesc(file_byok_v1_store, 14);
 
 /**
  * Describes the message byok.v1.GetConversationResponse.
  * Use `create(GetConversationResponseSchema)` to create a new message.
  */
 export const GetConversationResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 13);
+  messageDesc(file_byok_v1_store, 15);
 
 /**
  * Describes the message byok.v1.GetRevisionMessagesRequest.
  * Use `create(GetRevisionMessagesRequestSchema)` to create a new message.
  */
 export const GetRevisionMessagesRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 14);
+  messageDesc(file_byok_v1_store, 16);
 
 /**
  * Describes the message byok.v1.GetRevisionMessagesResponse.
  * Use `create(GetRevisionMessagesResponseSchema)` to create a new message.
  */
 export const GetRevisionMessagesResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 15);
+  messageDesc(file_byok_v1_store, 17);
 
 /**
  * Describes the message byok.v1.ContextAnchor.
  * Use `create(ContextAnchorSchema)` to create a new message.
  */
 export const ContextAnchorSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 16);
+  messageDesc(file_byok_v1_store, 18);
 
 /**
  * Describes the message byok.v1.CompactionRecord.
  * Use `create(CompactionRecordSchema)` to create a new message.
  */
 export const CompactionRecordSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 17);
+  messageDesc(file_byok_v1_store, 19);
 
 /**
  * Describes the message byok.v1.CompactHistoryRequest.
  * Use `create(CompactHistoryRequestSchema)` to create a new message.
  */
 export const CompactHistoryRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 18);
+  messageDesc(file_byok_v1_store, 20);
 
 /**
  * Describes the message byok.v1.CompactHistoryResponse.
  * Use `create(CompactHistoryResponseSchema)` to create a new message.
  */
 export const CompactHistoryResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 19);
+  messageDesc(file_byok_v1_store, 21);
 
 /**
  * Describes the message byok.v1.PutBlobRequest.
  * Use `create(PutBlobRequestSchema)` to create a new message.
  */
 export const PutBlobRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 20);
+  messageDesc(file_byok_v1_store, 22);
 
 /**
  * Describes the message byok.v1.PutBlobResponse.
  * Use `create(PutBlobResponseSchema)` to create a new message.
  */
 export const PutBlobResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 21);
+  messageDesc(file_byok_v1_store, 23);
 
 /**
  * Describes the message byok.v1.GetBlobsRequest.
  * Use `create(GetBlobsRequestSchema)` to create a new message.
  */
 export const GetBlobsRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 22);
+  messageDesc(file_byok_v1_store, 24);
 
 /**
  * Describes the message byok.v1.StoredBlob.
  * Use `create(StoredBlobSchema)` to create a new message.
  */
 export const StoredBlobSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 23);
+  messageDesc(file_byok_v1_store, 25);
 
 /**
  * Describes the message byok.v1.GetBlobsResponse.
  * Use `create(GetBlobsResponseSchema)` to create a new message.
  */
 export const GetBlobsResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 24);
+  messageDesc(file_byok_v1_store, 26);
 
 /**
  * Describes the message byok.v1.ToolRoundResult.
  * Use `create(ToolRoundResultSchema)` to create a new message.
  */
 export const ToolRoundResultSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 25);
+  messageDesc(file_byok_v1_store, 27);
 
 /**
  * Describes the message byok.v1.ToolRoundRecord.
  * Use `create(ToolRoundRecordSchema)` to create a new message.
  */
 export const ToolRoundRecordSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 26);
+  messageDesc(file_byok_v1_store, 28);
 
 /**
  * Describes the message byok.v1.CreateToolRoundRequest.
  * Use `create(CreateToolRoundRequestSchema)` to create a new message.
  */
 export const CreateToolRoundRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 27);
+  messageDesc(file_byok_v1_store, 29);
 
 /**
  * Describes the message byok.v1.CreateToolRoundResponse.
  * Use `create(CreateToolRoundResponseSchema)` to create a new message.
  */
 export const CreateToolRoundResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 28);
+  messageDesc(file_byok_v1_store, 30);
 
 /**
  * Describes the message byok.v1.CommitToolResultRequest.
  * Use `create(CommitToolResultRequestSchema)` to create a new message.
  */
 export const CommitToolResultRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 29);
+  messageDesc(file_byok_v1_store, 31);
 
 /**
  * Describes the message byok.v1.CommitToolResultResponse.
  * Use `create(CommitToolResultResponseSchema)` to create a new message.
  */
 export const CommitToolResultResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 30);
+  messageDesc(file_byok_v1_store, 32);
+
+/**
+ * Describes the message byok.v1.FindToolResultRequest.
+ * Use `create(FindToolResultRequestSchema)` to create a new message.
+ */
+export const FindToolResultRequestSchema = /*@__PURE__*/
+  messageDesc(file_byok_v1_store, 33);
+
+/**
+ * Describes the message byok.v1.FindToolResultResponse.
+ * Use `create(FindToolResultResponseSchema)` to create a new message.
+ */
+export const FindToolResultResponseSchema = /*@__PURE__*/
+  messageDesc(file_byok_v1_store, 34);
 
 /**
  * Describes the message byok.v1.GetOpenToolRoundRequest.
  * Use `create(GetOpenToolRoundRequestSchema)` to create a new message.
  */
 export const GetOpenToolRoundRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 31);
+  messageDesc(file_byok_v1_store, 35);
 
 /**
  * Describes the message byok.v1.GetOpenToolRoundResponse.
  * Use `create(GetOpenToolRoundResponseSchema)` to create a new message.
  */
 export const GetOpenToolRoundResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 32);
+  messageDesc(file_byok_v1_store, 36);
 
 /**
  * Describes the message byok.v1.MemberRecord.
  * Use `create(MemberRecordSchema)` to create a new message.
  */
 export const MemberRecordSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 33);
+  messageDesc(file_byok_v1_store, 37);
 
 /**
  * Describes the message byok.v1.CreateMemberRequest.
  * Use `create(CreateMemberRequestSchema)` to create a new message.
  */
 export const CreateMemberRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 34);
+  messageDesc(file_byok_v1_store, 38);
 
 /**
  * Describes the message byok.v1.CreateMemberResponse.
  * Use `create(CreateMemberResponseSchema)` to create a new message.
  */
 export const CreateMemberResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 35);
+  messageDesc(file_byok_v1_store, 39);
 
 /**
  * Describes the message byok.v1.RevokeMemberRequest.
  * Use `create(RevokeMemberRequestSchema)` to create a new message.
  */
 export const RevokeMemberRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 36);
+  messageDesc(file_byok_v1_store, 40);
 
 /**
  * Describes the message byok.v1.RevokeMemberResponse.
  * Use `create(RevokeMemberResponseSchema)` to create a new message.
  */
 export const RevokeMemberResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 37);
+  messageDesc(file_byok_v1_store, 41);
 
 /**
  * Describes the message byok.v1.VerifyMemberKeyRequest.
  * Use `create(VerifyMemberKeyRequestSchema)` to create a new message.
  */
 export const VerifyMemberKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 38);
+  messageDesc(file_byok_v1_store, 42);
 
 /**
  * Describes the message byok.v1.VerifyMemberKeyResponse.
  * Use `create(VerifyMemberKeyResponseSchema)` to create a new message.
  */
 export const VerifyMemberKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 39);
+  messageDesc(file_byok_v1_store, 43);
 
 /**
  * Describes the message byok.v1.ListMembersRequest.
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 40);
+  messageDesc(file_byok_v1_store, 44);
 
 /**
  * Describes the message byok.v1.ListMembersResponse.
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 41);
+  messageDesc(file_byok_v1_store, 45);
 
 /**
  * Describes the message byok.v1.MemberUsageRequest.
  * Use `create(MemberUsageRequestSchema)` to create a new message.
  */
 export const MemberUsageRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 42);
+  messageDesc(file_byok_v1_store, 46);
 
 /**
  * Describes the message byok.v1.MemberUsage.
  * Use `create(MemberUsageSchema)` to create a new message.
  */
 export const MemberUsageSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 43);
+  messageDesc(file_byok_v1_store, 47);
 
 /**
  * Describes the message byok.v1.MemberUsageResponse.
  * Use `create(MemberUsageResponseSchema)` to create a new message.
  */
 export const MemberUsageResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 44);
+  messageDesc(file_byok_v1_store, 48);
 
 /**
  * Describes the message byok.v1.CacheUsageRequest.
  * Use `create(CacheUsageRequestSchema)` to create a new message.
  */
 export const CacheUsageRequestSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 45);
+  messageDesc(file_byok_v1_store, 49);
 
 /**
  * Describes the message byok.v1.CacheUsageRow.
  * Use `create(CacheUsageRowSchema)` to create a new message.
  */
 export const CacheUsageRowSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 46);
+  messageDesc(file_byok_v1_store, 50);
 
 /**
  * Describes the message byok.v1.CacheUsageResponse.
  * Use `create(CacheUsageResponseSchema)` to create a new message.
  */
 export const CacheUsageResponseSchema = /*@__PURE__*/
-  messageDesc(file_byok_v1_store, 47);
+  messageDesc(file_byok_v1_store, 51);
 
 /**
  * Describes the enum byok.v1.StoreErrorKind.

@@ -11,7 +11,7 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
-import type { AskQuestionInteractionQuery, AskQuestionInteractionResponse, DeleteArgs, DeleteResult, DiagnosticsArgs, DiagnosticsResult, GrepArgs, GrepResult, McpArgs, McpResult, McpStateExecArgs, McpStateExecResult, PartialToolCallUpdate, ReadArgs, ReadMcpResourceExecArgs, ReadMcpResourceExecResult, ReadResult, ShellArgs, ShellResult, ShellStream, ToolCall, ToolCallCompletedUpdate, ToolCallDeltaUpdate, ToolCallStartedUpdate, WriteArgs, WriteResult } from "./tools_pb.js";
+import type { AskQuestionInteractionQuery, AskQuestionInteractionResponse, ConversationPlan, CreatePlanRequestQuery, CreatePlanRequestResponse, DeleteArgs, DeleteResult, DiagnosticsArgs, DiagnosticsResult, GrepArgs, GrepResult, McpArgs, McpResult, McpStateExecArgs, McpStateExecResult, PartialToolCallUpdate, ReadArgs, ReadMcpResourceExecArgs, ReadMcpResourceExecResult, ReadResult, ShellArgs, ShellResult, ShellStream, SubagentArgs, SubagentResult, SwitchModeRequestQuery, SwitchModeRequestResponse, ToolCall, ToolCallCompletedUpdate, ToolCallDeltaUpdate, ToolCallStartedUpdate, WebFetchRequestQuery, WebFetchRequestResponse, WebSearchRequestQuery, WebSearchRequestResponse, WriteArgs, WriteResult } from "./tools_pb.js";
 
 /**
  * Describes the file cursor/agent/v1/agent.proto.
@@ -519,6 +519,24 @@ export declare type ConversationAction = Message<"agent.v1.ConversationAction"> 
      */
     value: CancelAction;
     case: "cancelAction";
+  } | {
+    /**
+     * @generated from field: agent.v1.StartPlanAction start_plan_action = 6;
+     */
+    value: StartPlanAction;
+    case: "startPlanAction";
+  } | {
+    /**
+     * @generated from field: agent.v1.ExecutePlanAction execute_plan_action = 7;
+     */
+    value: ExecutePlanAction;
+    case: "executePlanAction";
+  } | {
+    /**
+     * @generated from field: agent.v1.BackgroundTaskCompletionAction background_task_completion_action = 12;
+     */
+    value: BackgroundTaskCompletionAction;
+    case: "backgroundTaskCompletionAction";
   } | { case: undefined; value?: undefined };
 };
 
@@ -582,6 +600,163 @@ export declare type CancelAction = Message<"agent.v1.CancelAction"> & {
 export declare const CancelActionSchema: GenMessage<CancelAction>;
 
 /**
+ * A turn in plan mode (the member asked for a plan).
+ *
+ * @generated from message agent.v1.StartPlanAction
+ */
+export declare type StartPlanAction = Message<"agent.v1.StartPlanAction"> & {
+  /**
+   * @generated from field: agent.v1.UserMessage user_message = 1;
+   */
+  userMessage?: UserMessage | undefined;
+
+  /**
+   * @generated from field: agent.v1.RequestContext request_context = 2;
+   */
+  requestContext?: RequestContext | undefined;
+
+  /**
+   * @generated from field: bool is_spec = 3;
+   */
+  isSpec: boolean;
+};
+
+/**
+ * Describes the message agent.v1.StartPlanAction.
+ * Use `create(StartPlanActionSchema)` to create a new message.
+ */
+export declare const StartPlanActionSchema: GenMessage<StartPlanAction>;
+
+/**
+ * The member chose to build a plan (Cursor's "Build" on a plan): a turn in the
+ * execution mode whose message is the plan.
+ *
+ * @generated from message agent.v1.ExecutePlanAction
+ */
+export declare type ExecutePlanAction = Message<"agent.v1.ExecutePlanAction"> & {
+  /**
+   * @generated from field: agent.v1.RequestContext request_context = 1;
+   */
+  requestContext?: RequestContext | undefined;
+
+  /**
+   * @generated from field: optional agent.v1.ConversationPlan plan = 2;
+   */
+  plan?: ConversationPlan | undefined;
+
+  /**
+   * @generated from field: optional string plan_file_uri = 3;
+   */
+  planFileUri?: string | undefined;
+
+  /**
+   * @generated from field: optional string plan_file_content = 4;
+   */
+  planFileContent?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.AgentMode execution_mode = 5;
+   */
+  executionMode: AgentMode;
+
+  /**
+   * @generated from field: optional string kickoff_message_id = 6;
+   */
+  kickoffMessageId?: string | undefined;
+
+  /**
+   * @generated from field: optional string plan_id = 7;
+   */
+  planId?: string | undefined;
+
+  /**
+   * @generated from field: optional string plan_file_path = 8;
+   */
+  planFilePath?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ExecutePlanAction.
+ * Use `create(ExecutePlanActionSchema)` to create a new message.
+ */
+export declare const ExecutePlanActionSchema: GenMessage<ExecutePlanAction>;
+
+/**
+ * A new parent run the client starts when background work (a sub-agent, a
+ * shell) it launched for the conversation has finished.
+ *
+ * @generated from message agent.v1.BackgroundTaskCompletionAction
+ */
+export declare type BackgroundTaskCompletionAction = Message<"agent.v1.BackgroundTaskCompletionAction"> & {
+  /**
+   * @generated from field: repeated agent.v1.BackgroundTaskCompletion completions = 1;
+   */
+  completions: BackgroundTaskCompletion[];
+};
+
+/**
+ * Describes the message agent.v1.BackgroundTaskCompletionAction.
+ * Use `create(BackgroundTaskCompletionActionSchema)` to create a new message.
+ */
+export declare const BackgroundTaskCompletionActionSchema: GenMessage<BackgroundTaskCompletionAction>;
+
+/**
+ * @generated from message agent.v1.BackgroundTaskCompletion
+ */
+export declare type BackgroundTaskCompletion = Message<"agent.v1.BackgroundTaskCompletion"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: agent.v1.BackgroundTaskKind kind = 2;
+   */
+  kind: BackgroundTaskKind;
+
+  /**
+   * @generated from field: agent.v1.BackgroundTaskStatus status = 3;
+   */
+  status: BackgroundTaskStatus;
+
+  /**
+   * @generated from field: string title = 4;
+   */
+  title: string;
+
+  /**
+   * @generated from field: optional string detail = 5;
+   */
+  detail?: string | undefined;
+
+  /**
+   * @generated from field: optional string output_path = 6;
+   */
+  outputPath?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.BackgroundTaskCompletionReason reason = 8;
+   */
+  reason: BackgroundTaskCompletionReason;
+
+  /**
+   * @generated from field: optional string subagent_id = 9;
+   */
+  subagentId?: string | undefined;
+
+  /**
+   * @generated from field: optional string tool_call_id = 10;
+   */
+  toolCallId?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.BackgroundTaskCompletion.
+ * Use `create(BackgroundTaskCompletionSchema)` to create a new message.
+ */
+export declare const BackgroundTaskCompletionSchema: GenMessage<BackgroundTaskCompletion>;
+
+/**
  * @generated from message agent.v1.UserMessage
  */
 export declare type UserMessage = Message<"agent.v1.UserMessage"> & {
@@ -609,6 +784,11 @@ export declare type UserMessage = Message<"agent.v1.UserMessage"> & {
    * @generated from field: optional bool is_simulated_msg = 5;
    */
   isSimulatedMsg?: boolean | undefined;
+
+  /**
+   * @generated from field: optional agent.v1.SimulatedMsgReason simulated_msg_reason = 9;
+   */
+  simulatedMsgReason?: SimulatedMsgReason | undefined;
 
   /**
    * @generated from field: bytes conversation_state_blob_id = 10;
@@ -682,6 +862,23 @@ export declare type RequestContext = Message<"agent.v1.RequestContext"> & {
    * @generated from field: agent.v1.RequestContextEnv env = 4;
    */
   env?: RequestContextEnv | undefined;
+
+  /**
+   * Unset = the client did not say (the tool is offered when the gateway can run it).
+   *
+   * @generated from field: optional bool web_search_enabled = 17;
+   */
+  webSearchEnabled?: boolean | undefined;
+
+  /**
+   * @generated from field: repeated agent.v1.CustomSubagent custom_subagents = 22;
+   */
+  customSubagents: CustomSubagent[];
+
+  /**
+   * @generated from field: optional bool web_fetch_enabled = 24;
+   */
+  webFetchEnabled?: boolean | undefined;
 };
 
 /**
@@ -689,6 +886,34 @@ export declare type RequestContext = Message<"agent.v1.RequestContext"> & {
  * Use `create(RequestContextSchema)` to create a new message.
  */
 export declare const RequestContextSchema: GenMessage<RequestContext>;
+
+/**
+ * A sub-agent the member defined (a Task may name it as subagent_type).
+ *
+ * @generated from message agent.v1.CustomSubagent
+ */
+export declare type CustomSubagent = Message<"agent.v1.CustomSubagent"> & {
+  /**
+   * @generated from field: string full_path = 1;
+   */
+  fullPath: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message agent.v1.CustomSubagent.
+ * Use `create(CustomSubagentSchema)` to create a new message.
+ */
+export declare const CustomSubagentSchema: GenMessage<CustomSubagent>;
 
 /**
  * @generated from message agent.v1.RequestContextEnv
@@ -771,6 +996,13 @@ export declare type ConversationStateStructure = Message<"agent.v1.ConversationS
    * @generated from field: optional bytes summary = 6;
    */
   summary?: Uint8Array | undefined;
+
+  /**
+   * Blob id of the current ConversationPlan (CreatePlan).
+   *
+   * @generated from field: optional bytes plan = 7;
+   */
+  plan?: Uint8Array | undefined;
 
   /**
    * @generated from field: repeated bytes turns = 8;
@@ -1489,6 +1721,12 @@ export declare type ExecServerMessage = Message<"agent.v1.ExecServerMessage"> & 
     case: "readMcpResourceExecArgs";
   } | {
     /**
+     * @generated from field: agent.v1.SubagentArgs subagent_args = 28;
+     */
+    value: SubagentArgs;
+    case: "subagentArgs";
+  } | {
+    /**
      * @generated from field: agent.v1.McpStateExecArgs mcp_state_exec_args = 36;
      */
     value: McpStateExecArgs;
@@ -1573,6 +1811,12 @@ export declare type ExecClientMessage = Message<"agent.v1.ExecClientMessage"> & 
      */
     value: ReadMcpResourceExecResult;
     case: "readMcpResourceExecResult";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentResult subagent_result = 28;
+     */
+    value: SubagentResult;
+    case: "subagentResult";
   } | {
     /**
      * @generated from field: agent.v1.McpStateExecResult mcp_state_exec_result = 36;
@@ -1737,10 +1981,34 @@ export declare type InteractionQuery = Message<"agent.v1.InteractionQuery"> & {
    */
   query: {
     /**
+     * @generated from field: agent.v1.WebSearchRequestQuery web_search_request_query = 2;
+     */
+    value: WebSearchRequestQuery;
+    case: "webSearchRequestQuery";
+  } | {
+    /**
      * @generated from field: agent.v1.AskQuestionInteractionQuery ask_question_interaction_query = 3;
      */
     value: AskQuestionInteractionQuery;
     case: "askQuestionInteractionQuery";
+  } | {
+    /**
+     * @generated from field: agent.v1.SwitchModeRequestQuery switch_mode_request_query = 4;
+     */
+    value: SwitchModeRequestQuery;
+    case: "switchModeRequestQuery";
+  } | {
+    /**
+     * @generated from field: agent.v1.CreatePlanRequestQuery create_plan_request_query = 7;
+     */
+    value: CreatePlanRequestQuery;
+    case: "createPlanRequestQuery";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebFetchRequestQuery web_fetch_request_query = 9;
+     */
+    value: WebFetchRequestQuery;
+    case: "webFetchRequestQuery";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1764,10 +2032,34 @@ export declare type InteractionResponse = Message<"agent.v1.InteractionResponse"
    */
   result: {
     /**
+     * @generated from field: agent.v1.WebSearchRequestResponse web_search_request_response = 2;
+     */
+    value: WebSearchRequestResponse;
+    case: "webSearchRequestResponse";
+  } | {
+    /**
      * @generated from field: agent.v1.AskQuestionInteractionResponse ask_question_interaction_response = 3;
      */
     value: AskQuestionInteractionResponse;
     case: "askQuestionInteractionResponse";
+  } | {
+    /**
+     * @generated from field: agent.v1.SwitchModeRequestResponse switch_mode_request_response = 4;
+     */
+    value: SwitchModeRequestResponse;
+    case: "switchModeRequestResponse";
+  } | {
+    /**
+     * @generated from field: agent.v1.CreatePlanRequestResponse create_plan_request_response = 7;
+     */
+    value: CreatePlanRequestResponse;
+    case: "createPlanRequestResponse";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebFetchRequestResponse web_fetch_request_response = 9;
+     */
+    value: WebFetchRequestResponse;
+    case: "webFetchRequestResponse";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1838,6 +2130,86 @@ export declare type GetDefaultModelForCliResponse = Message<"agent.v1.GetDefault
 export declare const GetDefaultModelForCliResponseSchema: GenMessage<GetDefaultModelForCliResponse>;
 
 /**
+ * @generated from enum agent.v1.BackgroundTaskKind
+ */
+export enum BackgroundTaskKind {
+  /**
+   * @generated from enum value: BACKGROUND_TASK_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: BACKGROUND_TASK_KIND_SHELL = 1;
+   */
+  SHELL = 1,
+
+  /**
+   * @generated from enum value: BACKGROUND_TASK_KIND_SUBAGENT = 2;
+   */
+  SUBAGENT = 2,
+}
+
+/**
+ * Describes the enum agent.v1.BackgroundTaskKind.
+ */
+export declare const BackgroundTaskKindSchema: GenEnum<BackgroundTaskKind>;
+
+/**
+ * @generated from enum agent.v1.BackgroundTaskStatus
+ */
+export enum BackgroundTaskStatus {
+  /**
+   * @generated from enum value: BACKGROUND_TASK_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: BACKGROUND_TASK_STATUS_SUCCESS = 1;
+   */
+  SUCCESS = 1,
+
+  /**
+   * @generated from enum value: BACKGROUND_TASK_STATUS_ERROR = 2;
+   */
+  ERROR = 2,
+
+  /**
+   * @generated from enum value: BACKGROUND_TASK_STATUS_ABORTED = 3;
+   */
+  ABORTED = 3,
+}
+
+/**
+ * Describes the enum agent.v1.BackgroundTaskStatus.
+ */
+export declare const BackgroundTaskStatusSchema: GenEnum<BackgroundTaskStatus>;
+
+/**
+ * @generated from enum agent.v1.BackgroundTaskCompletionReason
+ */
+export enum BackgroundTaskCompletionReason {
+  /**
+   * @generated from enum value: BACKGROUND_TASK_COMPLETION_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: BACKGROUND_TASK_COMPLETION_REASON_TASK_FINISHED = 1;
+   */
+  TASK_FINISHED = 1,
+
+  /**
+   * @generated from enum value: BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS = 2;
+   */
+  TASK_PROGRESS = 2,
+}
+
+/**
+ * Describes the enum agent.v1.BackgroundTaskCompletionReason.
+ */
+export declare const BackgroundTaskCompletionReasonSchema: GenEnum<BackgroundTaskCompletionReason>;
+
+/**
  * @generated from enum agent.v1.AgentMode
  */
 export enum AgentMode {
@@ -1891,6 +2263,31 @@ export enum AgentMode {
  * Describes the enum agent.v1.AgentMode.
  */
 export declare const AgentModeSchema: GenEnum<AgentMode>;
+
+/**
+ * @generated from enum agent.v1.SimulatedMsgReason
+ */
+export enum SimulatedMsgReason {
+  /**
+   * @generated from enum value: SIMULATED_MSG_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SIMULATED_MSG_REASON_PLAN_EXECUTION = 1;
+   */
+  PLAN_EXECUTION = 1,
+
+  /**
+   * @generated from enum value: SIMULATED_MSG_REASON_BACKGROUND_TASK_COMPLETION = 3;
+   */
+  BACKGROUND_TASK_COMPLETION = 3,
+}
+
+/**
+ * Describes the enum agent.v1.SimulatedMsgReason.
+ */
+export declare const SimulatedMsgReasonSchema: GenEnum<SimulatedMsgReason>;
 
 /**
  * @generated from enum agent.v1.ThinkingStyle

@@ -1,5 +1,6 @@
-// Cursor agent wire messages for client-side tools, tool UI cards and the
-// AskQuestion interaction (package agent.v1, same package as agent.proto).
+// Cursor agent wire messages for tools: exec args/results, tool UI cards, the
+// interaction queries (AskQuestion, SwitchMode, CreatePlan, WebSearch,
+// WebFetch) and todo items (package agent.v1, same package as agent.proto).
 //
 // Field numbers follow the reference schema (../shared/reference/proto/agent_v1.proto).
 // Only the fields the gateway reads or writes are declared; anything else the
@@ -102,6 +103,24 @@ export declare type ToolCall = Message<"agent.v1.ToolCall"> & {
     case: "mcpToolCall";
   } | {
     /**
+     * @generated from field: agent.v1.CreatePlanToolCall create_plan_tool_call = 17;
+     */
+    value: CreatePlanToolCall;
+    case: "createPlanToolCall";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebSearchToolCall web_search_tool_call = 18;
+     */
+    value: WebSearchToolCall;
+    case: "webSearchToolCall";
+  } | {
+    /**
+     * @generated from field: agent.v1.TaskToolCall task_tool_call = 19;
+     */
+    value: TaskToolCall;
+    case: "taskToolCall";
+  } | {
+    /**
      * @generated from field: agent.v1.ReadMcpResourceToolCall read_mcp_resource_tool_call = 21;
      */
     value: ReadMcpResourceToolCall;
@@ -114,6 +133,18 @@ export declare type ToolCall = Message<"agent.v1.ToolCall"> & {
     case: "askQuestionToolCall";
   } | {
     /**
+     * @generated from field: agent.v1.SwitchModeToolCall switch_mode_tool_call = 25;
+     */
+    value: SwitchModeToolCall;
+    case: "switchModeToolCall";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebFetchToolCall web_fetch_tool_call = 37;
+     */
+    value: WebFetchToolCall;
+    case: "webFetchToolCall";
+  } | {
+    /**
      * @generated from field: agent.v1.AwaitToolCall await_tool_call = 42;
      */
     value: AwaitToolCall;
@@ -124,6 +155,12 @@ export declare type ToolCall = Message<"agent.v1.ToolCall"> & {
      */
     value: GetMcpToolsToolCall;
     case: "getMcpToolsToolCall";
+  } | {
+    /**
+     * @generated from field: agent.v1.CommunicateUpdateToolCall communicate_update_tool_call = 48;
+     */
+    value: CommunicateUpdateToolCall;
+    case: "communicateUpdateToolCall";
   } | { case: undefined; value?: undefined };
 };
 
@@ -4796,6 +4833,1332 @@ export declare type UpdateTodosToolCall = Message<"agent.v1.UpdateTodosToolCall"
 export declare const UpdateTodosToolCallSchema: GenMessage<UpdateTodosToolCall>;
 
 /**
+ * @generated from message agent.v1.SubagentTypeUnspecified
+ */
+export declare type SubagentTypeUnspecified = Message<"agent.v1.SubagentTypeUnspecified"> & {
+};
+
+/**
+ * Describes the message agent.v1.SubagentTypeUnspecified.
+ * Use `create(SubagentTypeUnspecifiedSchema)` to create a new message.
+ */
+export declare const SubagentTypeUnspecifiedSchema: GenMessage<SubagentTypeUnspecified>;
+
+/**
+ * @generated from message agent.v1.SubagentTypeCustom
+ */
+export declare type SubagentTypeCustom = Message<"agent.v1.SubagentTypeCustom"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message agent.v1.SubagentTypeCustom.
+ * Use `create(SubagentTypeCustomSchema)` to create a new message.
+ */
+export declare const SubagentTypeCustomSchema: GenMessage<SubagentTypeCustom>;
+
+/**
+ * @generated from message agent.v1.SubagentTypeExplore
+ */
+export declare type SubagentTypeExplore = Message<"agent.v1.SubagentTypeExplore"> & {
+};
+
+/**
+ * Describes the message agent.v1.SubagentTypeExplore.
+ * Use `create(SubagentTypeExploreSchema)` to create a new message.
+ */
+export declare const SubagentTypeExploreSchema: GenMessage<SubagentTypeExplore>;
+
+/**
+ * @generated from message agent.v1.SubagentTypeShell
+ */
+export declare type SubagentTypeShell = Message<"agent.v1.SubagentTypeShell"> & {
+};
+
+/**
+ * Describes the message agent.v1.SubagentTypeShell.
+ * Use `create(SubagentTypeShellSchema)` to create a new message.
+ */
+export declare const SubagentTypeShellSchema: GenMessage<SubagentTypeShell>;
+
+/**
+ * The card's sub-agent type. "generalPurpose" shows as `unspecified`; custom
+ * sub-agents keep their name.
+ *
+ * @generated from message agent.v1.SubagentType
+ */
+export declare type SubagentType = Message<"agent.v1.SubagentType"> & {
+  /**
+   * @generated from oneof agent.v1.SubagentType.type
+   */
+  type: {
+    /**
+     * @generated from field: agent.v1.SubagentTypeUnspecified unspecified = 1;
+     */
+    value: SubagentTypeUnspecified;
+    case: "unspecified";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentTypeCustom custom = 3;
+     */
+    value: SubagentTypeCustom;
+    case: "custom";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentTypeExplore explore = 4;
+     */
+    value: SubagentTypeExplore;
+    case: "explore";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentTypeShell shell = 8;
+     */
+    value: SubagentTypeShell;
+    case: "shell";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.SubagentType.
+ * Use `create(SubagentTypeSchema)` to create a new message.
+ */
+export declare const SubagentTypeSchema: GenMessage<SubagentType>;
+
+/**
+ * @generated from message agent.v1.TaskArgs
+ */
+export declare type TaskArgs = Message<"agent.v1.TaskArgs"> & {
+  /**
+   * @generated from field: string description = 1;
+   */
+  description: string;
+
+  /**
+   * @generated from field: string prompt = 2;
+   */
+  prompt: string;
+
+  /**
+   * @generated from field: agent.v1.SubagentType subagent_type = 3;
+   */
+  subagentType?: SubagentType | undefined;
+
+  /**
+   * @generated from field: optional string model = 4;
+   */
+  model?: string | undefined;
+
+  /**
+   * @generated from field: optional string resume = 5;
+   */
+  resume?: string | undefined;
+
+  /**
+   * @generated from field: optional string agent_id = 6;
+   */
+  agentId?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.TaskMode mode = 8;
+   */
+  mode: TaskMode;
+
+  /**
+   * @generated from field: agent.v1.SubagentExecutionEnvironment environment = 10;
+   */
+  environment: SubagentExecutionEnvironment;
+};
+
+/**
+ * Describes the message agent.v1.TaskArgs.
+ * Use `create(TaskArgsSchema)` to create a new message.
+ */
+export declare const TaskArgsSchema: GenMessage<TaskArgs>;
+
+/**
+ * @generated from message agent.v1.TaskSuccess
+ */
+export declare type TaskSuccess = Message<"agent.v1.TaskSuccess"> & {
+  /**
+   * @generated from field: optional string agent_id = 2;
+   */
+  agentId?: string | undefined;
+
+  /**
+   * @generated from field: bool is_background = 3;
+   */
+  isBackground: boolean;
+
+  /**
+   * @generated from field: optional uint64 duration_ms = 4;
+   */
+  durationMs?: bigint | undefined;
+
+  /**
+   * @generated from field: optional string result_suffix = 5;
+   */
+  resultSuffix?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.SubagentBackgroundReason background_reason = 6;
+   */
+  backgroundReason: SubagentBackgroundReason;
+
+  /**
+   * @generated from field: optional string transcript_path = 7;
+   */
+  transcriptPath?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.TaskSuccess.
+ * Use `create(TaskSuccessSchema)` to create a new message.
+ */
+export declare const TaskSuccessSchema: GenMessage<TaskSuccess>;
+
+/**
+ * @generated from message agent.v1.TaskError
+ */
+export declare type TaskError = Message<"agent.v1.TaskError"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.TaskError.
+ * Use `create(TaskErrorSchema)` to create a new message.
+ */
+export declare const TaskErrorSchema: GenMessage<TaskError>;
+
+/**
+ * @generated from message agent.v1.TaskResult
+ */
+export declare type TaskResult = Message<"agent.v1.TaskResult"> & {
+  /**
+   * @generated from oneof agent.v1.TaskResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.TaskSuccess success = 1;
+     */
+    value: TaskSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.TaskError error = 2;
+     */
+    value: TaskError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.TaskResult.
+ * Use `create(TaskResultSchema)` to create a new message.
+ */
+export declare const TaskResultSchema: GenMessage<TaskResult>;
+
+/**
+ * @generated from message agent.v1.TaskToolCall
+ */
+export declare type TaskToolCall = Message<"agent.v1.TaskToolCall"> & {
+  /**
+   * @generated from field: agent.v1.TaskArgs args = 1;
+   */
+  args?: TaskArgs | undefined;
+
+  /**
+   * @generated from field: agent.v1.TaskResult result = 2;
+   */
+  result?: TaskResult | undefined;
+};
+
+/**
+ * Describes the message agent.v1.TaskToolCall.
+ * Use `create(TaskToolCallSchema)` to create a new message.
+ */
+export declare const TaskToolCallSchema: GenMessage<TaskToolCall>;
+
+/**
+ * ExecServerMessage.subagent_args (28): the client starts the child run.
+ *
+ * @generated from message agent.v1.SubagentArgs
+ */
+export declare type SubagentArgs = Message<"agent.v1.SubagentArgs"> & {
+  /**
+   * @generated from field: string tool_call_id = 1;
+   */
+  toolCallId: string;
+
+  /**
+   * "generalPurpose", "explore", "shell" or a custom sub-agent's name.
+   *
+   * @generated from field: string subagent_type = 2;
+   */
+  subagentType: string;
+
+  /**
+   * @generated from field: string model_id = 3;
+   */
+  modelId: string;
+
+  /**
+   * @generated from field: string prompt = 4;
+   */
+  prompt: string;
+
+  /**
+   * @generated from field: bool readonly = 5;
+   */
+  readonly: boolean;
+
+  /**
+   * @generated from field: optional string resume_agent_id = 6;
+   */
+  resumeAgentId?: string | undefined;
+
+  /**
+   * @generated from field: optional bool run_in_background = 7;
+   */
+  runInBackground?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string parent_conversation_id = 9;
+   */
+  parentConversationId?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.TaskMode mode = 14;
+   */
+  mode: TaskMode;
+
+  /**
+   * @generated from field: optional string root_parent_conversation_id = 16;
+   */
+  rootParentConversationId?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.SubagentExecutionEnvironment environment = 19;
+   */
+  environment: SubagentExecutionEnvironment;
+};
+
+/**
+ * Describes the message agent.v1.SubagentArgs.
+ * Use `create(SubagentArgsSchema)` to create a new message.
+ */
+export declare const SubagentArgsSchema: GenMessage<SubagentArgs>;
+
+/**
+ * @generated from message agent.v1.SubagentSuccess
+ */
+export declare type SubagentSuccess = Message<"agent.v1.SubagentSuccess"> & {
+  /**
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * @generated from field: optional string final_message = 2;
+   */
+  finalMessage?: string | undefined;
+
+  /**
+   * @generated from field: int32 tool_call_count = 3;
+   */
+  toolCallCount: number;
+
+  /**
+   * @generated from field: agent.v1.SubagentBackgroundReason background_reason = 4;
+   */
+  backgroundReason: SubagentBackgroundReason;
+
+  /**
+   * @generated from field: optional string transcript_path = 5;
+   */
+  transcriptPath?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SubagentSuccess.
+ * Use `create(SubagentSuccessSchema)` to create a new message.
+ */
+export declare const SubagentSuccessSchema: GenMessage<SubagentSuccess>;
+
+/**
+ * @generated from message agent.v1.SubagentError
+ */
+export declare type SubagentError = Message<"agent.v1.SubagentError"> & {
+  /**
+   * @generated from field: optional string agent_id = 1;
+   */
+  agentId?: string | undefined;
+
+  /**
+   * @generated from field: string error = 2;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.SubagentError.
+ * Use `create(SubagentErrorSchema)` to create a new message.
+ */
+export declare const SubagentErrorSchema: GenMessage<SubagentError>;
+
+/**
+ * @generated from message agent.v1.SubagentResult
+ */
+export declare type SubagentResult = Message<"agent.v1.SubagentResult"> & {
+  /**
+   * @generated from oneof agent.v1.SubagentResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.SubagentSuccess success = 1;
+     */
+    value: SubagentSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentError error = 2;
+     */
+    value: SubagentError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.SubagentResult.
+ * Use `create(SubagentResultSchema)` to create a new message.
+ */
+export declare const SubagentResultSchema: GenMessage<SubagentResult>;
+
+/**
+ * @generated from message agent.v1.CommunicateUpdateArgs
+ */
+export declare type CommunicateUpdateArgs = Message<"agent.v1.CommunicateUpdateArgs"> & {
+  /**
+   * @generated from field: optional string current_step = 1;
+   */
+  currentStep?: string | undefined;
+
+  /**
+   * @generated from field: optional string final_summary = 3;
+   */
+  finalSummary?: string | undefined;
+
+  /**
+   * @generated from field: optional string completed_subtitle = 4;
+   */
+  completedSubtitle?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.CommunicateUpdateArgs.
+ * Use `create(CommunicateUpdateArgsSchema)` to create a new message.
+ */
+export declare const CommunicateUpdateArgsSchema: GenMessage<CommunicateUpdateArgs>;
+
+/**
+ * @generated from message agent.v1.CommunicateUpdateSuccess
+ */
+export declare type CommunicateUpdateSuccess = Message<"agent.v1.CommunicateUpdateSuccess"> & {
+  /**
+   * @generated from field: string current_step = 1;
+   */
+  currentStep: string;
+
+  /**
+   * @generated from field: uint32 message_index = 3;
+   */
+  messageIndex: number;
+};
+
+/**
+ * Describes the message agent.v1.CommunicateUpdateSuccess.
+ * Use `create(CommunicateUpdateSuccessSchema)` to create a new message.
+ */
+export declare const CommunicateUpdateSuccessSchema: GenMessage<CommunicateUpdateSuccess>;
+
+/**
+ * @generated from message agent.v1.CommunicateUpdateError
+ */
+export declare type CommunicateUpdateError = Message<"agent.v1.CommunicateUpdateError"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.CommunicateUpdateError.
+ * Use `create(CommunicateUpdateErrorSchema)` to create a new message.
+ */
+export declare const CommunicateUpdateErrorSchema: GenMessage<CommunicateUpdateError>;
+
+/**
+ * @generated from message agent.v1.CommunicateUpdateResult
+ */
+export declare type CommunicateUpdateResult = Message<"agent.v1.CommunicateUpdateResult"> & {
+  /**
+   * @generated from oneof agent.v1.CommunicateUpdateResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.CommunicateUpdateSuccess success = 1;
+     */
+    value: CommunicateUpdateSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.CommunicateUpdateError error = 2;
+     */
+    value: CommunicateUpdateError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.CommunicateUpdateResult.
+ * Use `create(CommunicateUpdateResultSchema)` to create a new message.
+ */
+export declare const CommunicateUpdateResultSchema: GenMessage<CommunicateUpdateResult>;
+
+/**
+ * @generated from message agent.v1.CommunicateUpdateToolCall
+ */
+export declare type CommunicateUpdateToolCall = Message<"agent.v1.CommunicateUpdateToolCall"> & {
+  /**
+   * @generated from field: agent.v1.CommunicateUpdateArgs args = 1;
+   */
+  args?: CommunicateUpdateArgs | undefined;
+
+  /**
+   * @generated from field: agent.v1.CommunicateUpdateResult result = 2;
+   */
+  result?: CommunicateUpdateResult | undefined;
+};
+
+/**
+ * Describes the message agent.v1.CommunicateUpdateToolCall.
+ * Use `create(CommunicateUpdateToolCallSchema)` to create a new message.
+ */
+export declare const CommunicateUpdateToolCallSchema: GenMessage<CommunicateUpdateToolCall>;
+
+/**
+ * @generated from message agent.v1.SwitchModeArgs
+ */
+export declare type SwitchModeArgs = Message<"agent.v1.SwitchModeArgs"> & {
+  /**
+   * @generated from field: string target_mode_id = 1;
+   */
+  targetModeId: string;
+
+  /**
+   * @generated from field: optional string explanation = 2;
+   */
+  explanation?: string | undefined;
+
+  /**
+   * @generated from field: string tool_call_id = 3;
+   */
+  toolCallId: string;
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeArgs.
+ * Use `create(SwitchModeArgsSchema)` to create a new message.
+ */
+export declare const SwitchModeArgsSchema: GenMessage<SwitchModeArgs>;
+
+/**
+ * @generated from message agent.v1.SwitchModeSuccess
+ */
+export declare type SwitchModeSuccess = Message<"agent.v1.SwitchModeSuccess"> & {
+  /**
+   * @generated from field: string from_mode_id = 1;
+   */
+  fromModeId: string;
+
+  /**
+   * @generated from field: string to_mode_id = 2;
+   */
+  toModeId: string;
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeSuccess.
+ * Use `create(SwitchModeSuccessSchema)` to create a new message.
+ */
+export declare const SwitchModeSuccessSchema: GenMessage<SwitchModeSuccess>;
+
+/**
+ * @generated from message agent.v1.SwitchModeError
+ */
+export declare type SwitchModeError = Message<"agent.v1.SwitchModeError"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeError.
+ * Use `create(SwitchModeErrorSchema)` to create a new message.
+ */
+export declare const SwitchModeErrorSchema: GenMessage<SwitchModeError>;
+
+/**
+ * @generated from message agent.v1.SwitchModeRejected
+ */
+export declare type SwitchModeRejected = Message<"agent.v1.SwitchModeRejected"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeRejected.
+ * Use `create(SwitchModeRejectedSchema)` to create a new message.
+ */
+export declare const SwitchModeRejectedSchema: GenMessage<SwitchModeRejected>;
+
+/**
+ * @generated from message agent.v1.SwitchModeResult
+ */
+export declare type SwitchModeResult = Message<"agent.v1.SwitchModeResult"> & {
+  /**
+   * @generated from oneof agent.v1.SwitchModeResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.SwitchModeSuccess success = 1;
+     */
+    value: SwitchModeSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.SwitchModeError error = 2;
+     */
+    value: SwitchModeError;
+    case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.SwitchModeRejected rejected = 3;
+     */
+    value: SwitchModeRejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeResult.
+ * Use `create(SwitchModeResultSchema)` to create a new message.
+ */
+export declare const SwitchModeResultSchema: GenMessage<SwitchModeResult>;
+
+/**
+ * @generated from message agent.v1.SwitchModeToolCall
+ */
+export declare type SwitchModeToolCall = Message<"agent.v1.SwitchModeToolCall"> & {
+  /**
+   * @generated from field: agent.v1.SwitchModeArgs args = 1;
+   */
+  args?: SwitchModeArgs | undefined;
+
+  /**
+   * @generated from field: agent.v1.SwitchModeResult result = 2;
+   */
+  result?: SwitchModeResult | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeToolCall.
+ * Use `create(SwitchModeToolCallSchema)` to create a new message.
+ */
+export declare const SwitchModeToolCallSchema: GenMessage<SwitchModeToolCall>;
+
+/**
+ * @generated from message agent.v1.SwitchModeRequestQuery
+ */
+export declare type SwitchModeRequestQuery = Message<"agent.v1.SwitchModeRequestQuery"> & {
+  /**
+   * @generated from field: agent.v1.SwitchModeArgs args = 1;
+   */
+  args?: SwitchModeArgs | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeRequestQuery.
+ * Use `create(SwitchModeRequestQuerySchema)` to create a new message.
+ */
+export declare const SwitchModeRequestQuerySchema: GenMessage<SwitchModeRequestQuery>;
+
+/**
+ * @generated from message agent.v1.SwitchModeRequestResponse
+ */
+export declare type SwitchModeRequestResponse = Message<"agent.v1.SwitchModeRequestResponse"> & {
+  /**
+   * @generated from oneof agent.v1.SwitchModeRequestResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.SwitchModeRequestResponse.Approved approved = 1;
+     */
+    value: SwitchModeRequestResponse_Approved;
+    case: "approved";
+  } | {
+    /**
+     * @generated from field: agent.v1.SwitchModeRequestResponse.Rejected rejected = 2;
+     */
+    value: SwitchModeRequestResponse_Rejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeRequestResponse.
+ * Use `create(SwitchModeRequestResponseSchema)` to create a new message.
+ */
+export declare const SwitchModeRequestResponseSchema: GenMessage<SwitchModeRequestResponse>;
+
+/**
+ * @generated from message agent.v1.SwitchModeRequestResponse.Approved
+ */
+export declare type SwitchModeRequestResponse_Approved = Message<"agent.v1.SwitchModeRequestResponse.Approved"> & {
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeRequestResponse.Approved.
+ * Use `create(SwitchModeRequestResponse_ApprovedSchema)` to create a new message.
+ */
+export declare const SwitchModeRequestResponse_ApprovedSchema: GenMessage<SwitchModeRequestResponse_Approved>;
+
+/**
+ * @generated from message agent.v1.SwitchModeRequestResponse.Rejected
+ */
+export declare type SwitchModeRequestResponse_Rejected = Message<"agent.v1.SwitchModeRequestResponse.Rejected"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.SwitchModeRequestResponse.Rejected.
+ * Use `create(SwitchModeRequestResponse_RejectedSchema)` to create a new message.
+ */
+export declare const SwitchModeRequestResponse_RejectedSchema: GenMessage<SwitchModeRequestResponse_Rejected>;
+
+/**
+ * @generated from message agent.v1.CreatePlanArgs
+ */
+export declare type CreatePlanArgs = Message<"agent.v1.CreatePlanArgs"> & {
+  /**
+   * @generated from field: string plan = 1;
+   */
+  plan: string;
+
+  /**
+   * @generated from field: repeated agent.v1.TodoItem todos = 2;
+   */
+  todos: TodoItem[];
+
+  /**
+   * @generated from field: string overview = 3;
+   */
+  overview: string;
+
+  /**
+   * @generated from field: string name = 4;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message agent.v1.CreatePlanArgs.
+ * Use `create(CreatePlanArgsSchema)` to create a new message.
+ */
+export declare const CreatePlanArgsSchema: GenMessage<CreatePlanArgs>;
+
+/**
+ * @generated from message agent.v1.CreatePlanSuccess
+ */
+export declare type CreatePlanSuccess = Message<"agent.v1.CreatePlanSuccess"> & {
+};
+
+/**
+ * Describes the message agent.v1.CreatePlanSuccess.
+ * Use `create(CreatePlanSuccessSchema)` to create a new message.
+ */
+export declare const CreatePlanSuccessSchema: GenMessage<CreatePlanSuccess>;
+
+/**
+ * @generated from message agent.v1.CreatePlanError
+ */
+export declare type CreatePlanError = Message<"agent.v1.CreatePlanError"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.CreatePlanError.
+ * Use `create(CreatePlanErrorSchema)` to create a new message.
+ */
+export declare const CreatePlanErrorSchema: GenMessage<CreatePlanError>;
+
+/**
+ * @generated from message agent.v1.CreatePlanResult
+ */
+export declare type CreatePlanResult = Message<"agent.v1.CreatePlanResult"> & {
+  /**
+   * @generated from field: string plan_uri = 3;
+   */
+  planUri: string;
+
+  /**
+   * @generated from oneof agent.v1.CreatePlanResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.CreatePlanSuccess success = 1;
+     */
+    value: CreatePlanSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.CreatePlanError error = 2;
+     */
+    value: CreatePlanError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.CreatePlanResult.
+ * Use `create(CreatePlanResultSchema)` to create a new message.
+ */
+export declare const CreatePlanResultSchema: GenMessage<CreatePlanResult>;
+
+/**
+ * @generated from message agent.v1.CreatePlanToolCall
+ */
+export declare type CreatePlanToolCall = Message<"agent.v1.CreatePlanToolCall"> & {
+  /**
+   * @generated from field: agent.v1.CreatePlanArgs args = 1;
+   */
+  args?: CreatePlanArgs | undefined;
+
+  /**
+   * @generated from field: agent.v1.CreatePlanResult result = 2;
+   */
+  result?: CreatePlanResult | undefined;
+};
+
+/**
+ * Describes the message agent.v1.CreatePlanToolCall.
+ * Use `create(CreatePlanToolCallSchema)` to create a new message.
+ */
+export declare const CreatePlanToolCallSchema: GenMessage<CreatePlanToolCall>;
+
+/**
+ * @generated from message agent.v1.CreatePlanRequestQuery
+ */
+export declare type CreatePlanRequestQuery = Message<"agent.v1.CreatePlanRequestQuery"> & {
+  /**
+   * @generated from field: agent.v1.CreatePlanArgs args = 1;
+   */
+  args?: CreatePlanArgs | undefined;
+
+  /**
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+};
+
+/**
+ * Describes the message agent.v1.CreatePlanRequestQuery.
+ * Use `create(CreatePlanRequestQuerySchema)` to create a new message.
+ */
+export declare const CreatePlanRequestQuerySchema: GenMessage<CreatePlanRequestQuery>;
+
+/**
+ * @generated from message agent.v1.CreatePlanRequestResponse
+ */
+export declare type CreatePlanRequestResponse = Message<"agent.v1.CreatePlanRequestResponse"> & {
+  /**
+   * @generated from field: agent.v1.CreatePlanResult result = 1;
+   */
+  result?: CreatePlanResult | undefined;
+};
+
+/**
+ * Describes the message agent.v1.CreatePlanRequestResponse.
+ * Use `create(CreatePlanRequestResponseSchema)` to create a new message.
+ */
+export declare const CreatePlanRequestResponseSchema: GenMessage<CreatePlanRequestResponse>;
+
+/**
+ * The checkpoint's `plan` (ConversationStateStructure.plan = blob id of this message).
+ *
+ * @generated from message agent.v1.ConversationPlan
+ */
+export declare type ConversationPlan = Message<"agent.v1.ConversationPlan"> & {
+  /**
+   * @generated from field: string plan = 1;
+   */
+  plan: string;
+};
+
+/**
+ * Describes the message agent.v1.ConversationPlan.
+ * Use `create(ConversationPlanSchema)` to create a new message.
+ */
+export declare const ConversationPlanSchema: GenMessage<ConversationPlan>;
+
+/**
+ * @generated from message agent.v1.WebSearchArgs
+ */
+export declare type WebSearchArgs = Message<"agent.v1.WebSearchArgs"> & {
+  /**
+   * @generated from field: string search_term = 1;
+   */
+  searchTerm: string;
+
+  /**
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+};
+
+/**
+ * Describes the message agent.v1.WebSearchArgs.
+ * Use `create(WebSearchArgsSchema)` to create a new message.
+ */
+export declare const WebSearchArgsSchema: GenMessage<WebSearchArgs>;
+
+/**
+ * @generated from message agent.v1.WebSearchReference
+ */
+export declare type WebSearchReference = Message<"agent.v1.WebSearchReference"> & {
+  /**
+   * @generated from field: string title = 1;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string chunk = 3;
+   */
+  chunk: string;
+};
+
+/**
+ * Describes the message agent.v1.WebSearchReference.
+ * Use `create(WebSearchReferenceSchema)` to create a new message.
+ */
+export declare const WebSearchReferenceSchema: GenMessage<WebSearchReference>;
+
+/**
+ * @generated from message agent.v1.WebSearchSuccess
+ */
+export declare type WebSearchSuccess = Message<"agent.v1.WebSearchSuccess"> & {
+  /**
+   * @generated from field: repeated agent.v1.WebSearchReference references = 1;
+   */
+  references: WebSearchReference[];
+};
+
+/**
+ * Describes the message agent.v1.WebSearchSuccess.
+ * Use `create(WebSearchSuccessSchema)` to create a new message.
+ */
+export declare const WebSearchSuccessSchema: GenMessage<WebSearchSuccess>;
+
+/**
+ * @generated from message agent.v1.WebSearchError
+ */
+export declare type WebSearchError = Message<"agent.v1.WebSearchError"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.WebSearchError.
+ * Use `create(WebSearchErrorSchema)` to create a new message.
+ */
+export declare const WebSearchErrorSchema: GenMessage<WebSearchError>;
+
+/**
+ * @generated from message agent.v1.WebSearchRejected
+ */
+export declare type WebSearchRejected = Message<"agent.v1.WebSearchRejected"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.WebSearchRejected.
+ * Use `create(WebSearchRejectedSchema)` to create a new message.
+ */
+export declare const WebSearchRejectedSchema: GenMessage<WebSearchRejected>;
+
+/**
+ * @generated from message agent.v1.WebSearchResult
+ */
+export declare type WebSearchResult = Message<"agent.v1.WebSearchResult"> & {
+  /**
+   * @generated from oneof agent.v1.WebSearchResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.WebSearchSuccess success = 1;
+     */
+    value: WebSearchSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebSearchError error = 2;
+     */
+    value: WebSearchError;
+    case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebSearchRejected rejected = 3;
+     */
+    value: WebSearchRejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.WebSearchResult.
+ * Use `create(WebSearchResultSchema)` to create a new message.
+ */
+export declare const WebSearchResultSchema: GenMessage<WebSearchResult>;
+
+/**
+ * @generated from message agent.v1.WebSearchToolCall
+ */
+export declare type WebSearchToolCall = Message<"agent.v1.WebSearchToolCall"> & {
+  /**
+   * @generated from field: agent.v1.WebSearchArgs args = 1;
+   */
+  args?: WebSearchArgs | undefined;
+
+  /**
+   * @generated from field: agent.v1.WebSearchResult result = 2;
+   */
+  result?: WebSearchResult | undefined;
+};
+
+/**
+ * Describes the message agent.v1.WebSearchToolCall.
+ * Use `create(WebSearchToolCallSchema)` to create a new message.
+ */
+export declare const WebSearchToolCallSchema: GenMessage<WebSearchToolCall>;
+
+/**
+ * @generated from message agent.v1.WebSearchRequestQuery
+ */
+export declare type WebSearchRequestQuery = Message<"agent.v1.WebSearchRequestQuery"> & {
+  /**
+   * @generated from field: agent.v1.WebSearchArgs args = 1;
+   */
+  args?: WebSearchArgs | undefined;
+};
+
+/**
+ * Describes the message agent.v1.WebSearchRequestQuery.
+ * Use `create(WebSearchRequestQuerySchema)` to create a new message.
+ */
+export declare const WebSearchRequestQuerySchema: GenMessage<WebSearchRequestQuery>;
+
+/**
+ * @generated from message agent.v1.WebSearchRequestResponse
+ */
+export declare type WebSearchRequestResponse = Message<"agent.v1.WebSearchRequestResponse"> & {
+  /**
+   * @generated from oneof agent.v1.WebSearchRequestResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.WebSearchRequestResponse.Approved approved = 1;
+     */
+    value: WebSearchRequestResponse_Approved;
+    case: "approved";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebSearchRequestResponse.Rejected rejected = 2;
+     */
+    value: WebSearchRequestResponse_Rejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.WebSearchRequestResponse.
+ * Use `create(WebSearchRequestResponseSchema)` to create a new message.
+ */
+export declare const WebSearchRequestResponseSchema: GenMessage<WebSearchRequestResponse>;
+
+/**
+ * @generated from message agent.v1.WebSearchRequestResponse.Approved
+ */
+export declare type WebSearchRequestResponse_Approved = Message<"agent.v1.WebSearchRequestResponse.Approved"> & {
+};
+
+/**
+ * Describes the message agent.v1.WebSearchRequestResponse.Approved.
+ * Use `create(WebSearchRequestResponse_ApprovedSchema)` to create a new message.
+ */
+export declare const WebSearchRequestResponse_ApprovedSchema: GenMessage<WebSearchRequestResponse_Approved>;
+
+/**
+ * @generated from message agent.v1.WebSearchRequestResponse.Rejected
+ */
+export declare type WebSearchRequestResponse_Rejected = Message<"agent.v1.WebSearchRequestResponse.Rejected"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.WebSearchRequestResponse.Rejected.
+ * Use `create(WebSearchRequestResponse_RejectedSchema)` to create a new message.
+ */
+export declare const WebSearchRequestResponse_RejectedSchema: GenMessage<WebSearchRequestResponse_Rejected>;
+
+/**
+ * @generated from message agent.v1.WebFetchArgs
+ */
+export declare type WebFetchArgs = Message<"agent.v1.WebFetchArgs"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+};
+
+/**
+ * Describes the message agent.v1.WebFetchArgs.
+ * Use `create(WebFetchArgsSchema)` to create a new message.
+ */
+export declare const WebFetchArgsSchema: GenMessage<WebFetchArgs>;
+
+/**
+ * @generated from message agent.v1.WebFetchSuccess
+ */
+export declare type WebFetchSuccess = Message<"agent.v1.WebFetchSuccess"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string markdown = 2;
+   */
+  markdown: string;
+};
+
+/**
+ * Describes the message agent.v1.WebFetchSuccess.
+ * Use `create(WebFetchSuccessSchema)` to create a new message.
+ */
+export declare const WebFetchSuccessSchema: GenMessage<WebFetchSuccess>;
+
+/**
+ * @generated from message agent.v1.WebFetchError
+ */
+export declare type WebFetchError = Message<"agent.v1.WebFetchError"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string error = 2;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.WebFetchError.
+ * Use `create(WebFetchErrorSchema)` to create a new message.
+ */
+export declare const WebFetchErrorSchema: GenMessage<WebFetchError>;
+
+/**
+ * @generated from message agent.v1.WebFetchRejected
+ */
+export declare type WebFetchRejected = Message<"agent.v1.WebFetchRejected"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.WebFetchRejected.
+ * Use `create(WebFetchRejectedSchema)` to create a new message.
+ */
+export declare const WebFetchRejectedSchema: GenMessage<WebFetchRejected>;
+
+/**
+ * @generated from message agent.v1.WebFetchResult
+ */
+export declare type WebFetchResult = Message<"agent.v1.WebFetchResult"> & {
+  /**
+   * @generated from oneof agent.v1.WebFetchResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.WebFetchSuccess success = 1;
+     */
+    value: WebFetchSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebFetchError error = 2;
+     */
+    value: WebFetchError;
+    case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebFetchRejected rejected = 3;
+     */
+    value: WebFetchRejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.WebFetchResult.
+ * Use `create(WebFetchResultSchema)` to create a new message.
+ */
+export declare const WebFetchResultSchema: GenMessage<WebFetchResult>;
+
+/**
+ * @generated from message agent.v1.WebFetchToolCall
+ */
+export declare type WebFetchToolCall = Message<"agent.v1.WebFetchToolCall"> & {
+  /**
+   * @generated from field: agent.v1.WebFetchArgs args = 1;
+   */
+  args?: WebFetchArgs | undefined;
+
+  /**
+   * @generated from field: agent.v1.WebFetchResult result = 2;
+   */
+  result?: WebFetchResult | undefined;
+};
+
+/**
+ * Describes the message agent.v1.WebFetchToolCall.
+ * Use `create(WebFetchToolCallSchema)` to create a new message.
+ */
+export declare const WebFetchToolCallSchema: GenMessage<WebFetchToolCall>;
+
+/**
+ * @generated from message agent.v1.WebFetchRequestQuery
+ */
+export declare type WebFetchRequestQuery = Message<"agent.v1.WebFetchRequestQuery"> & {
+  /**
+   * @generated from field: agent.v1.WebFetchArgs args = 1;
+   */
+  args?: WebFetchArgs | undefined;
+
+  /**
+   * @generated from field: bool skip_approval = 2;
+   */
+  skipApproval: boolean;
+};
+
+/**
+ * Describes the message agent.v1.WebFetchRequestQuery.
+ * Use `create(WebFetchRequestQuerySchema)` to create a new message.
+ */
+export declare const WebFetchRequestQuerySchema: GenMessage<WebFetchRequestQuery>;
+
+/**
+ * @generated from message agent.v1.WebFetchRequestResponse
+ */
+export declare type WebFetchRequestResponse = Message<"agent.v1.WebFetchRequestResponse"> & {
+  /**
+   * @generated from oneof agent.v1.WebFetchRequestResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.WebFetchRequestResponse.Approved approved = 1;
+     */
+    value: WebFetchRequestResponse_Approved;
+    case: "approved";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebFetchRequestResponse.Rejected rejected = 2;
+     */
+    value: WebFetchRequestResponse_Rejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.WebFetchRequestResponse.
+ * Use `create(WebFetchRequestResponseSchema)` to create a new message.
+ */
+export declare const WebFetchRequestResponseSchema: GenMessage<WebFetchRequestResponse>;
+
+/**
+ * @generated from message agent.v1.WebFetchRequestResponse.Approved
+ */
+export declare type WebFetchRequestResponse_Approved = Message<"agent.v1.WebFetchRequestResponse.Approved"> & {
+};
+
+/**
+ * Describes the message agent.v1.WebFetchRequestResponse.Approved.
+ * Use `create(WebFetchRequestResponse_ApprovedSchema)` to create a new message.
+ */
+export declare const WebFetchRequestResponse_ApprovedSchema: GenMessage<WebFetchRequestResponse_Approved>;
+
+/**
+ * @generated from message agent.v1.WebFetchRequestResponse.Rejected
+ */
+export declare type WebFetchRequestResponse_Rejected = Message<"agent.v1.WebFetchRequestResponse.Rejected"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.WebFetchRequestResponse.Rejected.
+ * Use `create(WebFetchRequestResponse_RejectedSchema)` to create a new message.
+ */
+export declare const WebFetchRequestResponse_RejectedSchema: GenMessage<WebFetchRequestResponse_Rejected>;
+
+/**
  * @generated from enum agent.v1.TimeoutBehavior
  */
 export enum TimeoutBehavior {
@@ -4939,4 +6302,84 @@ export enum TodoStatus {
  * Describes the enum agent.v1.TodoStatus.
  */
 export declare const TodoStatusSchema: GenEnum<TodoStatus>;
+
+/**
+ * @generated from enum agent.v1.SubagentBackgroundReason
+ */
+export enum SubagentBackgroundReason {
+  /**
+   * @generated from enum value: SUBAGENT_BACKGROUND_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST = 1;
+   */
+  AGENT_REQUEST = 1,
+
+  /**
+   * @generated from enum value: SUBAGENT_BACKGROUND_REASON_USER_REQUEST = 2;
+   */
+  USER_REQUEST = 2,
+
+  /**
+   * @generated from enum value: SUBAGENT_BACKGROUND_REASON_QUEUED_FOLLOW_UP = 3;
+   */
+  QUEUED_FOLLOW_UP = 3,
+}
+
+/**
+ * Describes the enum agent.v1.SubagentBackgroundReason.
+ */
+export declare const SubagentBackgroundReasonSchema: GenEnum<SubagentBackgroundReason>;
+
+/**
+ * @generated from enum agent.v1.TaskMode
+ */
+export enum TaskMode {
+  /**
+   * @generated from enum value: TASK_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: TASK_MODE_AGENT = 1;
+   */
+  AGENT = 1,
+
+  /**
+   * @generated from enum value: TASK_MODE_PLAN = 2;
+   */
+  PLAN = 2,
+}
+
+/**
+ * Describes the enum agent.v1.TaskMode.
+ */
+export declare const TaskModeSchema: GenEnum<TaskMode>;
+
+/**
+ * @generated from enum agent.v1.SubagentExecutionEnvironment
+ */
+export enum SubagentExecutionEnvironment {
+  /**
+   * @generated from enum value: SUBAGENT_EXECUTION_ENVIRONMENT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SUBAGENT_EXECUTION_ENVIRONMENT_LOCAL = 1;
+   */
+  LOCAL = 1,
+
+  /**
+   * @generated from enum value: SUBAGENT_EXECUTION_ENVIRONMENT_CLOUD = 2;
+   */
+  CLOUD = 2,
+}
+
+/**
+ * Describes the enum agent.v1.SubagentExecutionEnvironment.
+ */
+export declare const SubagentExecutionEnvironmentSchema: GenEnum<SubagentExecutionEnvironment>;
 

@@ -1,0 +1,21 @@
+// The line under the top bar: what just happened, or what went wrong.
+let timer;
+
+export function notify(text, kind = "info") {
+  const box = document.getElementById("notice");
+  box.textContent = text;
+  box.className = `notice ${kind === "error" ? "error" : ""}`;
+  box.hidden = false;
+  clearTimeout(timer);
+  timer = setTimeout(() => (box.hidden = true), kind === "error" ? 12_000 : 5_000);
+}
+
+/** Runs an async action, reporting its failure on the notice line. */
+export async function guarded(work) {
+  try {
+    return await work();
+  } catch (error) {
+    notify(error.message ?? String(error), "error");
+    return undefined;
+  }
+}

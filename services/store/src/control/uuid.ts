@@ -1,0 +1,6 @@
+/** Ids the store makes with randomUUID (members, teams, keys, budgets, leases): checked before they reach a uuid column. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}

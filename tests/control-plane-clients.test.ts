@@ -1,0 +1,97 @@
+/**
+ * One accounting path for every client, end to end (whole gateway in-process,
+ * real Postgres and NATS, mock LLM): an OpenAI client on the HTTP front is
+ * charged to the same ledger and limits as a Cursor run, and refused with
+ * 429 + Retry-After where Cursor gets its usage-limit error; a team's model
+ * restriction shows in Cursor's model list and refuses the other models on
+ * both paths.
+ */
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { aiserver } from "@byok/cursor-protocol";
+import { parsePricePerMillion, parseUsd } from "@byok/platform";
+import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { waitFor } from "@byok/test-support/infra";
+import { providerFixture } from "@byok/test-support/fixtures";
+
+const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+const OTHER_MODEL = "byok-test-other";
+
+let gw: GatewayHarness;
+beforeAll(async () => {
+  gw = await startGateway({
+    model: { price: { input: "2.5", output: "10" } },
+    extraModels: [{ id: OTHER_MODEL, displayName: "Other model", upstreamModel: "gpt-4o-mini", contextWindow: 128_000 }],
+    env: { providerGateway: { INBOUND_PORT: "0", INBOUND_KEY_CACHE_MS: "1" }, cursorAdapter: { MODEL_LIST_TTL_MS: "1" } },
+  });
+});
+afterAll(async () => {
+  await gw.stop();
+});
+
+async function pickerModels(memberId: string): Promise<string[]> {
+  const client = gw.client({ headers: { "x-byok-member-id": memberId } });
+  const answer = await client.unary("/aiserver.v1.AiService/AvailableModels", toBinary(aiserver.AvailableModelsRequestSchema, create(aiserver.AvailableModelsRequestSchema)));
+  return fromBinary(aiserver.AvailableModelsResponseSchema, answer.body).models.map((m) => m.name);
+}
+
+describe("the accounting behind every client", () => {
+  it("charges an HTTP client's calls to the ledger and refuses the one over its request limit with 429 and Retry-After", async () => {
+    const member = await gw.createMember("hana");
+    expect((await gw.store("setMemberLimits", { limits: { memberId: member.memberId, requestsPerMinute: 1 } })).error).toBeUndefined();
+    await waitFor(() => new Date().getUTCSeconds() < 45, "a fresh part of the minute", 20_000);
+    const openai = new OpenAI({ apiKey: member.key, baseURL: `${gw.inboundUrl}/v1`, maxRetries: 0 });
+    gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
+    gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
+
+    let text = "";
+    for await (const chunk of await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content: "weather?" }], stream: true })) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).not.toBe("");
+
+    const second = await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content: "and now?" }], stream: true }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(second).toBeInstanceOf(OpenAI.RateLimitError);
+    const refused = second as InstanceType<typeof OpenAI.RateLimitError>;
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers?.get("retry-after"))).toBeGreaterThan(0);
+    expect(refused.message).toMatch(/Your limit of 1 requests per minute is reached; it resets at/);
+    expect(gw.llm.requests.length).toBe(1);
+
+    const rows = await waitFor(async () => {
+      const ledger = await gw.store("listLedger", { memberId: member.memberId });
+      return ledger.entries.length === 1 ? ledger.entries : undefined;
+    }, "the HTTP call in the ledger");
+    // 14 input tokens at $2.5/M + 30 output tokens at $10/M (the fixture's usage).
+    const expected = 14n * (parsePricePerMillion("2.5") as bigint) + 30n * (parsePricePerMillion("10") as bigint);
+    expect(rows[0]).toMatchObject({ clientKind: "openai-api", modelId: gw.modelId, outcome: "ok", runId: "" });
+    expect(rows[0]?.callRef).toMatch(/^request:/);
+    expect(parseUsd(rows[0]?.costUsd ?? "")).toBe(expected);
+  });
+
+  it("shows a member only its team's models in Cursor's list and refuses the others on the HTTP front", async () => {
+    const member = await gw.createMember("ivo");
+    expect(await pickerModels(member.memberId)).toEqual([gw.modelId, OTHER_MODEL]);
+    const team = await gw.store("createTeam", { name: "restricted", allowedModels: { modelIds: [OTHER_MODEL] } });
+    await gw.store("setMemberTeam", { memberId: member.memberId, teamId: team.team?.teamId ?? "" });
+    await waitFor(async () => (await pickerModels(member.memberId)).length === 1, "the team's list in Cursor's picker");
+    expect(await pickerModels(member.memberId)).toEqual([OTHER_MODEL]);
+
+    const openai = new OpenAI({ apiKey: member.key, baseURL: `${gw.inboundUrl}/v1`, maxRetries: 0 });
+    // The accounting's member policy may be up to ACCOUNTING_POLICY_TTL_MS old: wait for the refusal.
+    const refusal = await waitFor(
+      async () => {
+        const err = await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content: "hi" }] }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        return err instanceof OpenAI.PermissionDeniedError ? err : undefined;
+      },
+      "the team's restriction in the accounting",
+      15_000,
+    );
+    expect(refusal.message).toMatch(/not available to team "restricted"/);
+  });
+});
