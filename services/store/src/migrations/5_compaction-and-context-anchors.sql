@@ -12,7 +12,8 @@ ALTER TABLE revisions ADD CONSTRAINT revisions_compaction_starts_a_chain
 -- Context anchors: a model call built from revision_id's history (message_count
 -- messages) for which the provider reported input_tokens. The run worker
 -- estimates the next call from the newest anchor of its history plus what was
--- appended since.
+-- appended since. Append-only like the other content tables: only the
+-- retention job deletes anchors, with the revisions they measure (migration 4).
 CREATE TABLE context_anchors (
   revision_id uuid PRIMARY KEY REFERENCES revisions (id),
   message_count integer NOT NULL CHECK (message_count > 0),
@@ -22,7 +23,9 @@ CREATE TABLE context_anchors (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TRIGGER context_anchors_append_only BEFORE UPDATE OR DELETE ON context_anchors
-  FOR EACH ROW EXECUTE FUNCTION reject_history_rewrite();
+  FOR EACH ROW EXECUTE FUNCTION reject_content_rewrite();
+CREATE TRIGGER context_anchors_no_truncate BEFORE TRUNCATE ON context_anchors
+  FOR EACH STATEMENT EXECUTE FUNCTION reject_history_rewrite();
 
 -- The cache usage report groups a member's runs by conversation and by model.
 CREATE INDEX runs_member_conversation ON runs (member_id, conversation_id);
