@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
 import { StoreClient } from "@byok/store-client";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { waitFor } from "@byok/test-support/infra";
 import { readsOf } from "./long-sessions-support.ts";
 import { finishedOk } from "./tools-support.ts";
 
@@ -100,7 +101,8 @@ describe("Anthropic prompt caching", () => {
     expect(turn2.turnEnded).toMatchObject({ cacheReadTokens: 5700n, cacheWriteTokens: 60n });
     expect(turn3.turnEnded).toMatchObject({ cacheReadTokens: 5760n, cacheWriteTokens: 40n });
 
-    // The admin prompt-cache report, against the same store.
+    // The admin prompt-cache report, against the same store, once the accounting wrote the four calls' ledger rows.
+    await waitFor(async () => (await gw.sql("SELECT 1 FROM ledger")).length === 4, "the four model calls in the ledger");
     let out = "";
     const parsed = parseAdminArgs(["cache"]);
     if (parsed.kind !== "command") throw new Error("cache did not parse");
@@ -110,7 +112,7 @@ describe("Anthropic prompt caching", () => {
     const read = 5000 + 5700 + 5760;
     const share = `${((Math.floor((read * 10_000) / input)) / 100).toFixed(1)}%`;
     const modelLine = out.split("\n").find((l) => l.startsWith(gw.modelId))?.split(/\s{2,}/);
-    expect(modelLine).toEqual([gw.modelId, "3", input.toLocaleString("en-US"), read.toLocaleString("en-US"), (5000 + 700 + 60 + 40).toLocaleString("en-US"), share]);
+    expect(modelLine).toEqual([gw.modelId, "4", input.toLocaleString("en-US"), read.toLocaleString("en-US"), (5000 + 700 + 60 + 40).toLocaleString("en-US"), share]);
     const conversationLine = out.split("\n").find((l) => l.startsWith(chat.id))?.split(/\s{2,}/);
     expect(conversationLine?.at(-1)).toBe(share);
   });

@@ -1,26 +1,38 @@
 /**
  * usage.cache: the share of input the providers served from their prompt
- * cache, per conversation and per model, from runs.usage (each run's summed
- * provider usage, recorded at run.finish). Built on runs.usage because there is
- * no per-call ledger yet; a run whose calls did not all report a field has
- * that field unset, so sums cover only the runs that reported it (`*_runs`).
- * Same range rules as member.usage (a run counts by its start time).
+ * cache, per conversation and per model, from the ledger: one row per model
+ * call as the provider gateway's accounting settled it, with the tokens
+ * exactly as the provider reported them (NULL = not reported). Sums cover
+ * only the calls that reported a field (`*_calls`), so the report can tell a
+ * share from a guess. A call counts by its start time, with the same range
+ * rules as member.usage. Conversations come from the calls' runs; the HTTP
+ * front's requests (no run) count only in the model rows. Without accounting
+ * (ACCOUNTING=off) there is no ledger and so no report.
  */
 import type pg from "pg";
 import { query } from "./database.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { parseRfc3339, type Timestamp } from "./rfc3339.ts";
-import type { TokenSum } from "./member-usage.ts";
 
-const CACHE_FIELDS = ["inputTokens", "cacheReadTokens", "cacheWriteTokens"] as const;
-type CacheField = (typeof CACHE_FIELDS)[number];
+const CACHE_FIELDS = [
+  ["inputTokens", "input_tokens"],
+  ["cacheReadTokens", "cache_read_tokens"],
+  ["cacheWriteTokens", "cache_write_tokens"],
+] as const;
+type CacheField = (typeof CACHE_FIELDS)[number][0];
 
 export interface CacheUsageFilter {
   readonly memberId: string;
   readonly since: string;
   readonly until: string;
-  /** Most conversations to list, newest (by their last run) first. */
+  /** Most conversations to list, newest (by their last call) first. */
   readonly conversationLimit: number;
+}
+
+/** A field's sum over the calls that reported it; `total` undefined when none did. */
+export interface CallTokenSum {
+  readonly total: bigint | undefined;
+  readonly calls: number;
 }
 
 export interface CacheUsageRow {
@@ -28,8 +40,8 @@ export interface CacheUsageRow {
   readonly key: string;
   /** The conversation's member ("" for model rows). */
   readonly memberId: string;
-  readonly runs: number;
-  readonly tokens: Readonly<Record<CacheField, TokenSum>>;
+  readonly calls: number;
+  readonly tokens: Readonly<Record<CacheField, CallTokenSum>>;
 }
 
 export interface CacheUsage {
@@ -39,32 +51,30 @@ export interface CacheUsage {
 
 const DEFAULT_CONVERSATION_LIMIT = 20;
 
-// Field names are the protobuf JSON names runs.usage is stored with (run-rows.ts usageToJson).
-const SUMS = CACHE_FIELDS.map(
-  (field) => `sum((r.usage ->> '${field}')::numeric) AS "${field}_sum", count(r.usage -> '${field}') AS "${field}_runs"`,
-).join(",\n       ");
+const SUMS = CACHE_FIELDS.map(([field, column]) => `sum(l.${column}) AS "${field}_sum", count(l.${column}) AS "${field}_calls"`).join(",\n       ");
 
-const RANGE = `($1 = '' OR r.member_id = $1)
-   AND ($2::timestamptz IS NULL OR r.created_at >= $2::timestamptz)
-   AND ($3::timestamptz IS NULL OR r.created_at < $3::timestamptz)`;
+const RANGE = `($1 = '' OR l.member_id = $1)
+   AND ($2::timestamptz IS NULL OR l.started_at >= $2::timestamptz)
+   AND ($3::timestamptz IS NULL OR l.started_at < $3::timestamptz)`;
 
 const BY_CONVERSATION = `
-SELECT r.conversation_id AS key, min(r.member_id) AS member_id, count(*) AS runs, ${SUMS}
-  FROM runs r
+SELECT r.conversation_id AS key, min(l.member_id) AS member_id, count(*) AS calls, ${SUMS}
+  FROM ledger l
+  JOIN runs r ON r.id = l.run_id
  WHERE ${RANGE}
  GROUP BY r.conversation_id
- ORDER BY max(r.created_at) DESC, r.conversation_id
+ ORDER BY max(l.started_at) DESC, r.conversation_id
  LIMIT $4`;
 
 const BY_MODEL = `
-SELECT r.model_id AS key, '' AS member_id, count(*) AS runs, ${SUMS}
-  FROM runs r
+SELECT l.model_id AS key, '' AS member_id, count(*) AS calls, ${SUMS}
+  FROM ledger l
  WHERE ${RANGE}
- GROUP BY r.model_id
- ORDER BY r.model_id`;
+ GROUP BY l.model_id
+ ORDER BY l.model_id`;
 
-type SumColumns = { [F in CacheField as `${F}_sum`]: string | null } & { [F in CacheField as `${F}_runs`]: string };
-type DbRow = SumColumns & { key: string; member_id: string; runs: string };
+type SumColumns = { [F in CacheField as `${F}_sum`]: string | null } & { [F in CacheField as `${F}_calls`]: string };
+type DbRow = SumColumns & { key: string; member_id: string; calls: string };
 
 function bound(name: "since" | "until", text: string): Outcome<Timestamp | undefined> {
   if (text === "") return ok(undefined);
@@ -74,12 +84,12 @@ function bound(name: "since" | "until", text: string): Outcome<Timestamp | undef
 
 function fromDb(row: DbRow): CacheUsageRow {
   const tokens = Object.fromEntries(
-    CACHE_FIELDS.map((field) => {
+    CACHE_FIELDS.map(([field]) => {
       const sum = row[`${field}_sum`];
-      return [field, { total: sum === null ? undefined : BigInt(sum), runs: Number(row[`${field}_runs`]) }];
+      return [field, { total: sum === null ? undefined : BigInt(sum), calls: Number(row[`${field}_calls`]) }];
     }),
-  ) as Record<CacheField, TokenSum>;
-  return { key: row.key, memberId: row.member_id, runs: Number(row.runs), tokens };
+  ) as Record<CacheField, CallTokenSum>;
+  return { key: row.key, memberId: row.member_id, calls: Number(row.calls), tokens };
 }
 
 export async function cacheUsage(pool: pg.Pool, filter: CacheUsageFilter): Promise<Outcome<CacheUsage>> {

@@ -157,31 +157,3 @@ describe("context anchors", () => {
     expect(end.anchor).toMatchObject({ revisionId: result.revisionId, messageCount: 3, inputTokens: 900n });
   });
 });
-
-describe("usage.cache", () => {
-  let store: TestStore;
-  beforeEach(async () => {
-    store = await startTestStore();
-  });
-  afterEach(() => store.close());
-
-  it("sums input and cached tokens per conversation and per model over the runs that reported them", async () => {
-    const runs = [
-      { runId: "a1", conversationId: "ca", modelId: "claude", usage: { inputTokens: 1000n, cacheReadTokens: 800n, cacheWriteTokens: 100n } },
-      { runId: "a2", conversationId: "ca", modelId: "claude", usage: { inputTokens: 1200n, cacheReadTokens: 1000n, cacheWriteTokens: 150n } },
-      { runId: "b1", conversationId: "cb", modelId: "gpt", usage: { inputTokens: 400n } },
-    ];
-    for (const r of runs) {
-      await store.call("beginRun", { runId: r.runId, conversationId: r.conversationId, memberId: "m1", modelId: r.modelId, initialMessages: [userText("q")] });
-      await store.call("finishRun", { runId: r.runId, status: RunStatus.COMPLETED, usage: r.usage });
-    }
-    const report = await store.call("cacheUsage", {});
-    expect(report.error).toBeUndefined();
-    const ca = report.conversations.find((c) => c.key === "ca");
-    expect(ca).toMatchObject({ memberId: "m1", runs: 2, inputTokens: 2200n, cacheReadTokens: 1800n, cacheReadTokensRuns: 2, cacheWriteTokens: 250n });
-    const gpt = report.models.find((m) => m.key === "gpt");
-    expect(gpt).toMatchObject({ runs: 1, inputTokens: 400n, inputTokensRuns: 1, cacheReadTokensRuns: 0 });
-    expect(gpt?.cacheReadTokens).toBeUndefined();
-    expect(report.models.map((m) => m.key)).toEqual(["claude", "gpt"]);
-  });
-});

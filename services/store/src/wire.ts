@@ -188,12 +188,12 @@ export function cacheUsageRecord(row: CacheUsageRow): MessageInitShape<typeof Ca
   return {
     key: row.key,
     memberId: row.memberId,
-    runs: row.runs,
+    calls: row.calls,
     inputTokens: inputTokens.total,
-    inputTokensRuns: inputTokens.runs,
+    inputTokensCalls: inputTokens.calls,
     cacheReadTokens: cacheReadTokens.total,
-    cacheReadTokensRuns: cacheReadTokens.runs,
+    cacheReadTokensCalls: cacheReadTokens.calls,
     cacheWriteTokens: cacheWriteTokens.total,
-    cacheWriteTokensRuns: cacheWriteTokens.runs,
+    cacheWriteTokensCalls: cacheWriteTokens.calls,
   };
 }

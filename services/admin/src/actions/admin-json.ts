@@ -77,19 +77,20 @@ export function memberUsageJson(row: MemberUsage): MemberUsageJson {
 
 /**
  * A usage.cache row: a conversation (key = conversation id, with its member)
- * or a model (key = BYOK model id, memberId ""), token sums as numbers,
- * unreported sums absent; `*Runs` = how many of `runs` reported the sum.
+ * or a model (key = BYOK model id, memberId ""), over the ledger's model
+ * calls; token sums as numbers, unreported sums absent; `*Calls` = how many of
+ * `calls` reported the sum.
  */
 export interface CacheUsageJson {
   key: string;
   memberId: string;
-  runs: number;
+  calls: number;
   inputTokens?: number;
-  inputTokensRuns: number;
+  inputTokensCalls: number;
   cacheReadTokens?: number;
-  cacheReadTokensRuns: number;
+  cacheReadTokensCalls: number;
   cacheWriteTokens?: number;
-  cacheWriteTokensRuns: number;
+  cacheWriteTokensCalls: number;
 }
 
 export function cacheUsageJson(row: CacheUsageRow): CacheUsageJson {

@@ -66,7 +66,7 @@ export const REPORT_ACTIONS = {
   }),
   cacheUsage: action({
     name: "usage.cache",
-    summary: "prompt cache: input tokens, cache reads and writes per model and per conversation (newest first)",
+    summary: "prompt cache from the ledger: input tokens, cache reads and writes per model and per conversation (newest first)",
     mutates: false,
     input: z.object({ memberId: text, since: time, until: time, conversations: limit(20, 500) }),
     async run(store, input) {

@@ -155,8 +155,8 @@ describe("admin command", () => {
 
   describe("cache", () => {
     const report = {
-      models: [create(CacheUsageRowSchema, { key: "claude", runs: 3, inputTokens: 17245n, inputTokensRuns: 3, cacheReadTokens: 16460n, cacheReadTokensRuns: 3, cacheWriteTokens: 5800n, cacheWriteTokensRuns: 3 })],
-      conversations: [create(CacheUsageRowSchema, { key: "conv-1", memberId: "m1", runs: 3, inputTokens: 17245n, inputTokensRuns: 3, cacheReadTokens: 16460n, cacheReadTokensRuns: 2 })],
+      models: [create(CacheUsageRowSchema, { key: "claude", calls: 3, inputTokens: 17245n, inputTokensCalls: 3, cacheReadTokens: 16460n, cacheReadTokensCalls: 3, cacheWriteTokens: 5800n, cacheWriteTokensCalls: 3 })],
+      conversations: [create(CacheUsageRowSchema, { key: "conv-1", memberId: "m1", calls: 3, inputTokens: 17245n, inputTokensCalls: 3, cacheReadTokens: 16460n, cacheReadTokensCalls: 2 })],
     };
     function cacheStore(): AdminStore & { filters: CacheUsageFilter[] } {
       const filters: CacheUsageFilter[] = [];
@@ -169,7 +169,7 @@ describe("admin command", () => {
       expect(r.code).toBe(0);
       expect(client.filters).toEqual([{ memberId: "m1", since: "2026-01-01T00:00:00Z", until: "", conversationLimit: 5 }]);
       expect(r.out.split("\n").find((l) => l.startsWith("claude"))?.split(/\s{2,}/)).toEqual(["claude", "3", "17,245", "16,460", "5,800", "95.4%"]);
-      // Cache reads reported by 2 of 3 runs: no share.
+      // Cache reads reported by 2 of 3 calls: no share.
       expect(r.out.split("\n").find((l) => l.startsWith("conv-1"))?.split(/\s{2,}/)).toEqual(["conv-1", "m1", "3", "17,245", "16,460 (2/3)", "-", "-"]);
     });
 
@@ -177,7 +177,7 @@ describe("admin command", () => {
       const client = cacheStore();
       const json = JSON.parse((await run(client, "cache", "--json")).out) as { models: unknown[]; conversations: unknown[] };
       expect(client.filters[0]?.conversationLimit).toBe(20);
-      expect(json.models).toEqual([{ key: "claude", memberId: "", runs: 3, inputTokens: 17245, inputTokensRuns: 3, cacheReadTokens: 16460, cacheReadTokensRuns: 3, cacheWriteTokens: 5800, cacheWriteTokensRuns: 3 }]);
+      expect(json.models).toEqual([{ key: "claude", memberId: "", calls: 3, inputTokens: 17245, inputTokensCalls: 3, cacheReadTokens: 16460, cacheReadTokensCalls: 3, cacheWriteTokens: 5800, cacheWriteTokensCalls: 3 }]);
       expect(json.conversations).toHaveLength(1);
       expect((await run(client, "cache", "--conversations", "many")).code).toBe(2);
     });

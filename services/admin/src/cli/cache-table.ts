@@ -1,9 +1,9 @@
 /**
  * The admin `cache` report as plain text: per model and per conversation
- * (newest first), input tokens, cache reads and writes as the providers
- * reported them, and cached / input: the share of the input the provider
- * served from its cache. The share is shown only when the same runs reported
- * both sums ("-" otherwise, never a guess).
+ * (newest first), the ledger's model calls with their input tokens, cache
+ * reads and writes as the providers reported them, and cached / input: the
+ * share of the input the provider served from its cache. The share is shown
+ * only when the same calls reported both sums ("-" otherwise, never a guess).
  */
 import type { CacheUsageJson } from "../actions/admin-json.ts";
 
@@ -15,14 +15,14 @@ function count(value: number): string {
 
 function sumCell(row: CacheUsageJson, field: Field): string {
   const total = row[field];
-  const reported = row[`${field}Runs`];
+  const reported = row[`${field}Calls`];
   if (total === undefined || reported === 0) return "-";
-  return reported === row.runs ? count(total) : `${count(total)} (${reported}/${row.runs})`;
+  return reported === row.calls ? count(total) : `${count(total)} (${reported}/${row.calls})`;
 }
 
-/** cached / input in percent, when the same runs reported both. */
+/** cached / input in percent, when the same calls reported both. */
 export function cachedShare(row: CacheUsageJson): string {
-  if (row.inputTokens === undefined || row.cacheReadTokens === undefined || row.inputTokensRuns !== row.cacheReadTokensRuns) return "-";
+  if (row.inputTokens === undefined || row.cacheReadTokens === undefined || row.inputTokensCalls !== row.cacheReadTokensCalls) return "-";
   if (row.inputTokens === 0) return "-";
   return `${(Math.floor((row.cacheReadTokens * 10_000) / row.inputTokens) / 100).toFixed(1)}%`;
 }
@@ -46,13 +46,13 @@ function sums(row: CacheUsageJson): string[] {
   return [sumCell(row, "inputTokens"), sumCell(row, "cacheReadTokens"), sumCell(row, "cacheWriteTokens"), cachedShare(row)];
 }
 
-/** Both tables, or "no runs" when there are none. */
+/** Both tables, or "no model calls" when there are none. */
 export function formatCacheTables(report: { conversations: readonly CacheUsageJson[]; models: readonly CacheUsageJson[] }): string {
-  if (report.models.length === 0) return "no runs\n";
-  const models = table(["MODEL", "RUNS", ...SUMS], report.models.map((r) => [r.key || "-", count(r.runs), ...sums(r)]), 1);
+  if (report.models.length === 0) return "no model calls in the range\n";
+  const models = table(["MODEL", "CALLS", ...SUMS], report.models.map((r) => [r.key || "-", count(r.calls), ...sums(r)]), 1);
   const conversations = table(
-    ["CONVERSATION", "MEMBER", "RUNS", ...SUMS],
-    report.conversations.map((r) => [r.key, r.memberId, count(r.runs), ...sums(r)]),
+    ["CONVERSATION", "MEMBER", "CALLS", ...SUMS],
+    report.conversations.map((r) => [r.key, r.memberId, count(r.calls), ...sums(r)]),
     2,
   );
   return `prompt cache by model\n${models}\n\nprompt cache by conversation (newest first)\n${conversations}\n`;

@@ -26,6 +26,3 @@ CREATE TRIGGER context_anchors_append_only BEFORE UPDATE OR DELETE ON context_an
   FOR EACH ROW EXECUTE FUNCTION reject_content_rewrite();
 CREATE TRIGGER context_anchors_no_truncate BEFORE TRUNCATE ON context_anchors
   FOR EACH STATEMENT EXECUTE FUNCTION reject_history_rewrite();
-
--- The cache usage report groups a member's runs by conversation and by model.
-CREATE INDEX runs_member_conversation ON runs (member_id, conversation_id);

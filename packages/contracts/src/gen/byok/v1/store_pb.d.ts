@@ -1680,9 +1680,12 @@ export declare const MemberUsageResponseSchema: GenMessage<MemberUsageResponse>;
 
 /**
  * usage.cache: how much of the input the providers served from their prompt
- * cache, per conversation and per model, over runs.usage (the usage each run
- * recorded at run.finish). Same range rules as member.usage. Sums cover only
- * the runs that reported the field (`*_runs`); unset when none did.
+ * cache, per conversation and per model, from the ledger (one row per model
+ * call, as the provider gateway's accounting settled it; summary calls of a
+ * compaction included). A call counts by its start time, with the same range
+ * rules as member.usage. Sums cover only the calls that reported the field
+ * (`*_calls`); unset when none did. Conversations list run calls only; models
+ * also count the HTTP front's requests.
  *
  * @generated from message byok.v1.CacheUsageRequest
  */
@@ -1705,7 +1708,7 @@ export declare type CacheUsageRequest = Message<"byok.v1.CacheUsageRequest"> & {
   until: string;
 
   /**
-   * Most conversations to list (newest first by their last run); 0 = 20.
+   * Most conversations to list (newest first by their last call); 0 = 20.
    *
    * @generated from field: uint32 conversation_limit = 4;
    */
@@ -1730,14 +1733,18 @@ export declare type CacheUsageRow = Message<"byok.v1.CacheUsageRow"> & {
   key: string;
 
   /**
+   * The conversation's member ("" for model rows).
+   *
    * @generated from field: string member_id = 2;
    */
   memberId: string;
 
   /**
-   * @generated from field: uint32 runs = 3;
+   * Model calls (ledger rows) in the range.
+   *
+   * @generated from field: uint32 calls = 3;
    */
-  runs: number;
+  calls: number;
 
   /**
    * @generated from field: optional uint64 input_tokens = 4;
@@ -1745,9 +1752,9 @@ export declare type CacheUsageRow = Message<"byok.v1.CacheUsageRow"> & {
   inputTokens?: bigint | undefined;
 
   /**
-   * @generated from field: uint32 input_tokens_runs = 5;
+   * @generated from field: uint32 input_tokens_calls = 5;
    */
-  inputTokensRuns: number;
+  inputTokensCalls: number;
 
   /**
    * @generated from field: optional uint64 cache_read_tokens = 6;
@@ -1755,9 +1762,9 @@ export declare type CacheUsageRow = Message<"byok.v1.CacheUsageRow"> & {
   cacheReadTokens?: bigint | undefined;
 
   /**
-   * @generated from field: uint32 cache_read_tokens_runs = 7;
+   * @generated from field: uint32 cache_read_tokens_calls = 7;
    */
-  cacheReadTokensRuns: number;
+  cacheReadTokensCalls: number;
 
   /**
    * @generated from field: optional uint64 cache_write_tokens = 8;
@@ -1765,9 +1772,9 @@ export declare type CacheUsageRow = Message<"byok.v1.CacheUsageRow"> & {
   cacheWriteTokens?: bigint | undefined;
 
   /**
-   * @generated from field: uint32 cache_write_tokens_runs = 9;
+   * @generated from field: uint32 cache_write_tokens_calls = 9;
    */
-  cacheWriteTokensRuns: number;
+  cacheWriteTokensCalls: number;
 };
 
 /**
