@@ -123,6 +123,7 @@ describe("npm run admin next to npm start", () => {
 
     expect(await json("runs", "--running")).toEqual({ runs: [] });
     expect((await json("spend", "--group", "model", "--bucket", "hour")).points).toEqual([]);
+    expect(await json("cache", "--member", member.memberId)).toEqual({ models: [], conversations: [] });
     expect((await json("retention", "run")).purge).toMatchObject({ conversations: 0 });
     const audit = (await json("audit", "--member", member.memberId)) as { entries: Array<{ action: string; actor: string }> };
     expect(audit.entries.map((e) => e.action).reverse()).toEqual([

@@ -20,6 +20,14 @@ export type Effort = z.infer<typeof effortSchema>;
 export const reasoningSummarySchema = z.enum(["auto", "concise", "detailed"]);
 export type ReasoningSummary = z.infer<typeof reasoningSummarySchema>;
 
+/**
+ * How the run worker counts a model's tokens for its context estimate: a BPE
+ * encoding for model families that publish theirs, or "bytes" (a bytes per
+ * token ratio calibrated from the provider's own counts).
+ */
+export const tokenizerSchema = z.enum(["o200k_base", "cl100k_base", "bytes"]);
+export type Tokenizer = z.infer<typeof tokenizerSchema>;
+
 const providerSchema = z.object({
   kind: providerKindSchema,
   baseUrl: z.string().url(),
@@ -99,6 +107,21 @@ const modelSchema = z.object({
    * gateway also requires supportsThinking with it.
    */
   reasoningSummary: reasoningSummarySchema.optional(),
+  /**
+   * anthropic only: cache_control breakpoints (end of system + tools, end of the
+   * stable history prefix). Unset = on for Claude models (upstreamModel starting
+   * with "claude"), off otherwise. OpenAI endpoints cache prefixes by themselves.
+   */
+  promptCaching: z.boolean().optional(),
+  /**
+   * anthropic: where the history breakpoint goes. "automatic" = the request-level
+   * cache_control (the API moves it along; request bodies stay byte prefixes of
+   * each other); "blocks" = explicit markers on the last message and the
+   * previous request's end, for Anthropic-compatible endpoints without it. Default "automatic".
+   */
+  promptCacheBreakpoints: z.enum(["automatic", "blocks"]).optional(),
+  /** Token counting for the run worker's context estimate; unset = inferred from the provider kind and upstream model. */
+  tokenizer: tokenizerSchema.optional(),
   /** What a call costs (the ledger and USD budgets); unset = cost unknown. The provider gateway's GATEWAY_PRICES file overrides it. */
   price: modelPriceSchema.optional(),
   subagentModel: subagentModelSchema.optional(),
@@ -128,6 +151,12 @@ export const gatewayConfigSchema = z
           path: ["models", i, "reasoningSummary"],
           message: `model ${m.id}: reasoningSummary applies to openai-responses providers only (provider ${m.provider} is ${provider.kind})`,
         });
+      else if (m.promptCaching === true && provider.kind !== "anthropic")
+        ctx.addIssue({
+          code: "custom",
+          path: ["models", i, "promptCaching"],
+          message: `model ${m.id}: promptCaching applies to anthropic providers only (OpenAI endpoints cache prefixes by themselves)`,
+        });
     });
     const ids = new Set(config.models.map((m) => m.id));
     config.models.forEach((m, i) => {
@@ -135,6 +164,26 @@ export const gatewayConfigSchema = z
         ctx.addIssue({ code: "custom", path: ["models", i, "subagentModel"], message: `model ${m.id}: subagentModel ${m.subagentModel} is not a model of this file` });
     });
   });
+
+/**
+ * The tokenizer of a model: the configured one, else o200k_base / cl100k_base
+ * for OpenAI model names whose encoding is published (gpt-4o, gpt-4.1, gpt-5,
+ * o-series; gpt-4, gpt-3.5), else "bytes" (Claude and other families publish
+ * no current tokenizer).
+ */
+export function modelTokenizer(model: Pick<ModelConfig, "tokenizer" | "upstreamModel">): Tokenizer {
+  if (model.tokenizer !== undefined) return model.tokenizer;
+  const name = model.upstreamModel.toLowerCase().replace(/^.*\//, "");
+  if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o[1-9]|chatgpt-4o|gpt-oss|codex)/.test(name)) return "o200k_base";
+  if (/^(gpt-4|gpt-3\.5)/.test(name)) return "cl100k_base";
+  return "bytes";
+}
+
+/** Whether the Anthropic request mapping places cache_control breakpoints for this model. */
+export function promptCachingOn(model: Pick<ModelConfig, "promptCaching" | "upstreamModel">, kind: ProviderKind): boolean {
+  if (kind !== "anthropic") return false;
+  return model.promptCaching ?? model.upstreamModel.toLowerCase().startsWith("claude");
+}
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export type ProviderConfig = GatewayConfig["providers"][string];

@@ -29,12 +29,25 @@ export {
   gatewayConfigSchema,
   loadGatewayConfigFile,
   modelPriceSchema,
+  modelTokenizer,
   parseGatewayConfig,
+  promptCachingOn,
   providerKindSchema,
   reasoningSummarySchema,
   subagentModelSchema,
+  tokenizerSchema,
 } from "./gateway-config.ts";
-export type { Effort, GatewayConfig, ModelConfig, ModelPriceConfig, ProviderConfig, ProviderKind, ReasoningSummary, SubagentModel } from "./gateway-config.ts";
+export type {
+  Effort,
+  GatewayConfig,
+  ModelConfig,
+  ModelPriceConfig,
+  ProviderConfig,
+  ProviderKind,
+  ReasoningSummary,
+  SubagentModel,
+  Tokenizer,
+} from "./gateway-config.ts";
 export { webConfigSchema, webFetchConfigSchema, webSearchConfigSchema } from "./web-config.ts";
 export type { WebConfig, WebFetchConfig, WebSearchConfig } from "./web-config.ts";
 export { runService } from "./lifecycle.ts";

@@ -9,10 +9,13 @@ export type { MemberKeyLookup } from "./member-keys.ts";
 export { StoreClient } from "./store-client.ts";
 export type {
   BegunRun,
+  CacheUsageFilter,
+  CompactedHistory,
   CreateMemberOptions,
   CreatedMember,
   CreatedMemberKey,
   CreatedToolRound,
+  RevisionHistory,
   RotatedMemberKey,
   RunSlot,
   SettledCall,

@@ -18,6 +18,9 @@ import {
   STORE_OPERATIONS,
   StoreErrorKind,
   type BusNames,
+  type CacheUsageResponse,
+  type CompactionRecord,
+  type ContextAnchor,
   type ConversationId,
   type BudgetRecord,
   type LeaseGrant,
@@ -93,6 +96,28 @@ export interface UsageFilter {
   readonly until: string;
 }
 
+/** revision.messages with what the run worker needs besides the messages. */
+export interface RevisionHistory {
+  readonly messages: Message[];
+  /** Stored message ids, parallel to `messages`. */
+  readonly messageIds: string[];
+  /** Set when the history starts at a compacted revision. */
+  readonly compaction: CompactionRecord | undefined;
+  /** The newest provider measurement of a prefix of this history. */
+  readonly anchor: ContextAnchor | undefined;
+}
+
+/** revision.compact's result: the new revision and its whole history. */
+export interface CompactedHistory {
+  readonly revisionId: string;
+  readonly messages: Message[];
+}
+
+/** usage.cache filter (as UsageFilter, plus how many conversations to list; 0 = the store's default). */
+export interface CacheUsageFilter extends UsageFilter {
+  readonly conversationLimit: number;
+}
+
 type WithError = { readonly error?: StoreError | undefined };
 
 export class StoreClient {
@@ -134,6 +159,19 @@ export class StoreClient {
   /** revision.messages: the full history of a revision, oldest first. */
   async revisionMessages(revisionId: string): Promise<Message[]> {
     return (await this.call("getRevisionMessages", { revisionId })).messages;
+  }
+
+  /** revision.messages with the message ids, the chain's compaction and its context anchor ("" = empty history). */
+  async revisionHistory(revisionId: string): Promise<RevisionHistory> {
+    if (revisionId === "") return { messages: [], messageIds: [], compaction: undefined, anchor: undefined };
+    const response = await this.call("getRevisionMessages", { revisionId });
+    return { messages: response.messages, messageIds: response.messageIds, compaction: response.compaction, anchor: response.anchor };
+  }
+
+  /** revision.compact: the run's history replaced by a summary plus kept messages, as a new revision. */
+  async compactHistory(request: StoreRequest<"compactHistory">): Promise<CompactedHistory> {
+    const response = await this.call("compactHistory", request);
+    return { revisionId: response.revisionId, messages: response.messages };
   }
 
   // ---- Runs ----
@@ -253,6 +291,11 @@ export class StoreClient {
     return (await this.call("memberUsage", { ...filter })).members;
   }
 
+  /** usage.cache: cached / input token sums per conversation (newest first) and per model. */
+  async cacheUsage(filter: CacheUsageFilter): Promise<Pick<CacheUsageResponse, "conversations" | "models">> {
+    const response = await this.call("cacheUsage", { ...filter });
+    return { conversations: response.conversations, models: response.models };
+  }
   /** member.get: `not_found` for an unknown member. */
   async getMember(memberId: string): Promise<MemberRecord> {
     return required((await this.call("getMember", { memberId })).member, "member.get", "member");

@@ -7,6 +7,7 @@
  * `*.handwritten.*` files are written by hand for cases no provider produced
  * on demand. PROVIDER_FIXTURES_DIR overrides the directory.
  */
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { RecordingFlavor } from "@byok/provider-gateway/replay/recording";
 
@@ -16,4 +17,10 @@ export const PROVIDER_FIXTURES_DIR = process.env["PROVIDER_FIXTURES_DIR"] ?? fil
 /** Full path of a recorded provider fixture, e.g. providerFixture("anthropic", "anthropic-sonnet45-text.jsonl"). */
 export function providerFixture(endpoint: RecordingFlavor, name: string): string {
   return `${PROVIDER_FIXTURES_DIR}/${endpoint}/${name}`;
+}
+
+/** An HTTP error fixture (`*.error.json`: `{status, body}`) as a mock-llm response of `endpoint`. */
+export function errorFixture(endpoint: RecordingFlavor, name: string): { kind: "error"; endpoint: RecordingFlavor; status: number; body: unknown } {
+  const { status, body } = JSON.parse(readFileSync(providerFixture(endpoint, name), "utf8")) as { status: number; body: unknown };
+  return { kind: "error", endpoint, status, body };
 }

@@ -35,11 +35,11 @@ import { loadConfig as loadAcpAdapterConfig } from "@byok/acp-adapter/config";
 import { startAcpAdapter, type AcpAdapter } from "@byok/acp-adapter/service";
 import { FakeCursorClient, type FakeCursorOptions } from "./fake-cursor/index.ts";
 import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./infra.ts";
-import { startMockLlm, type MockLlm } from "./mock-llm.ts";
+import { startMockLlm, type MockEndpoint, type MockLlm } from "./mock-llm.ts";
 import { serviceLogger, type LogCapture } from "./service-logger.ts";
 import { createTestTls } from "./test-tls.ts";
 
-/** The BYOK model every harness serves (openai-chat kind, upstream = the mock LLM). */
+/** The BYOK model every harness serves (openai-chat kind unless `endpoint` says otherwise; upstream = the mock LLM). */
 export const HARNESS_MODEL_ID = "byok-test-chat";
 /** Env variable the harness config names for the mock provider's key (any value works). */
 export const HARNESS_MOCK_KEY_ENV = "BYOK_HARNESS_MOCK_LLM_KEY";
@@ -58,6 +58,8 @@ export interface GatewayHarnessOptions {
   env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides; acpAdapter?: EnvOverrides };
   /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, subagentModel, ...). */
   model?: Readonly<Record<string, unknown>>;
+  /** Endpoint kind of the mock provider (default openai-chat). */
+  endpoint?: MockEndpoint;
   /** More models on the mock provider, after the harness model (each needs id, displayName, upstreamModel, contextWindow). */
   extraModels?: ReadonlyArray<Readonly<Record<string, unknown>>>;
   /**
@@ -191,11 +193,12 @@ export interface HarnessGatewayConfig {
 export async function writeHarnessGatewayConfig(
   dir: string,
   llm: MockLlm,
-  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts" | "configure"> = {},
+  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts" | "endpoint" | "configure"> = {},
 ): Promise<string> {
   const path = join(dir, "gateway.json");
+  const endpoint = options.endpoint ?? "openai-chat";
   const config: HarnessGatewayConfig = {
-    providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
+    providers: { mock: { kind: endpoint, baseUrl: llm.baseUrl(endpoint), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
     models: [
       { id: HARNESS_MODEL_ID, displayName: "Harness chat model", provider: "mock", upstreamModel: "gpt-4o", contextWindow: 128_000, ...options.model },
       ...(options.extraModels ?? []).map((m) => ({ provider: "mock", ...m })),

@@ -29,6 +29,8 @@
  *   result). "chunks": JSON payloads framed like `.jsonl`.
  * - "error": an HTTP status with a JSON (object) or text (string) body and an
  *   optional Retry-After header.
+ * - "respond": a function of the request that returns one of the above (for
+ *   answers that depend on what was sent, e.g. usage counted from the body).
  * - "json": a 200 JSON answer (a non-streamed response); `path` serves it on
  *   another path of the endpoint (e.g. "/v1/messages/count_tokens").
  * Stream shaping (all optional): `delayHeadersMs`; `holdHeaders` (send nothing
@@ -71,7 +73,9 @@ export interface StreamShape {
   endAfterEvents?: number;
 }
 
-export type MockResponse =
+export type MockResponse = StaticMockResponse | { kind: "respond"; endpoint: MockEndpoint; respond(request: RecordedRequest): StaticMockResponse };
+
+export type StaticMockResponse =
   | ({ kind: "fixture"; file: string; endpoint?: MockEndpoint } & StreamShape)
   | ({ kind: "sse"; endpoint: MockEndpoint; body: string | ((request: RecordedRequest) => string) } & StreamShape)
   | ({ kind: "chunks"; endpoint: MockEndpoint; chunks: readonly unknown[] } & StreamShape)
@@ -170,7 +174,7 @@ export async function startMockLlm(): Promise<MockLlm> {
       return;
     }
     queued.markServed(record);
-    const response = queued.response;
+    const response = queued.response.kind === "respond" ? queued.response.respond(record) : queued.response;
     const clientGone = new Promise<void>((resolve) => res.once("close", () => resolve()));
     const wait = async (p: Promise<void>): Promise<boolean> => {
       await Promise.race([p, clientGone]);
@@ -267,7 +271,7 @@ function endpointOf(response: MockResponse): MockEndpoint {
   return endpoint;
 }
 
-function eventsOf(response: Exclude<MockResponse, { kind: "error" } | { kind: "json" }>, request: RecordedRequest): string[] {
+function eventsOf(response: Exclude<StaticMockResponse, { kind: "error" } | { kind: "json" }>, request: RecordedRequest): string[] {
   switch (response.kind) {
     case "fixture":
       return readRecording(response.file, endpointOf(response));

@@ -8,7 +8,7 @@
  * Base URLs are what the SDKs expect: OpenAI kinds include the version path
  * ("https://api.openai.com/v1"), Anthropic is the origin ("https://api.anthropic.com").
  */
-import { ConfigError, type Effort, type Env, type GatewayConfig, type ProviderKind, type ReasoningSummary } from "@byok/platform";
+import { ConfigError, promptCachingOn, type Effort, type Env, type GatewayConfig, type ProviderKind, type ReasoningSummary } from "@byok/platform";
 import { Secret } from "./secret.ts";
 
 export interface Route {
@@ -40,6 +40,10 @@ export interface Route {
   readonly replayReasoningContent: boolean;
   /** openai-responses: `reasoning.summary` to request; undefined = none. */
   readonly reasoningSummary: ReasoningSummary | undefined;
+  /** anthropic: place cache_control breakpoints (gateway-config promptCachingOn). */
+  readonly promptCaching: boolean;
+  /** anthropic: how the history breakpoint is placed (adapters/anthropic/cache-breakpoints.ts). */
+  readonly promptCacheBreakpoints: "automatic" | "blocks";
 }
 
 export type RouteTable = ReadonlyMap<string, Route>;
@@ -94,6 +98,8 @@ export function buildRoutes(config: GatewayConfig, env: Env): RouteTable {
       thinkingBudgetTokens: model.thinkingBudgetTokens,
       replayReasoningContent: model.replayReasoningContent,
       reasoningSummary: model.reasoningSummary,
+      promptCaching: promptCachingOn(model, provider.kind),
+      promptCacheBreakpoints: model.promptCacheBreakpoints ?? "automatic",
     });
   }
   if (problems.length > 0) throw new ConfigError(`provider-gateway: invalid routes\n${problems.map((p) => `  ${p}`).join("\n")}`);

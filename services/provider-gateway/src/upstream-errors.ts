@@ -15,6 +15,8 @@ export type SendFailure =
       readonly providerCode: string | undefined;
       /** From Retry-After / retry-after-ms, when the endpoint sent one. */
       readonly retryAfterMs: number | undefined;
+      /** The endpoint said the request does not fit the context window (context-overflow.ts). */
+      readonly contextOverflow?: boolean;
     }
   | { readonly kind: "connection"; readonly message: string; readonly timeout: boolean }
   | { readonly kind: "aborted" };
@@ -43,6 +45,7 @@ export function classifySendFailure(failure: Exclude<SendFailure, { kind: "abort
     case "http": {
       const { status } = failure;
       const base = { message: `HTTP ${status}: ${failure.message}`, httpStatus: status, providerCode: failure.providerCode ?? "", retryAfterMs: failure.retryAfterMs };
+      if (failure.contextOverflow === true) return { ...base, kind: ModelFailureKind.CONTEXT_OVERFLOW, retryable: false };
       if (status === 429) return { ...base, kind: ModelFailureKind.RATE_LIMITED, retryable: true };
       if (status === 401 || status === 403) return { ...base, kind: ModelFailureKind.AUTH, retryable: false };
       if (status === 408 || status >= 500) return { ...base, kind: ModelFailureKind.PROVIDER_ERROR, retryable: true };

@@ -1,20 +1,29 @@
 /** run-worker configuration, validated from the environment (only main.ts passes process.env). */
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import {
   commonConfigOf,
   commonEnvSchema,
   ConfigError,
+  envFlag,
   envInt,
   envMs,
   metricsConfigFrom,
   metricsEnvSchema,
   parseEnv,
+  readTextFile,
   runStreamsEnvSchema,
   storeCallerEnvSchema,
   type CommonConfig,
   type Env,
   type MetricsConfig,
+  type ReadTextFile,
 } from "@byok/platform";
+import type { CompactionConfig } from "./compaction.ts";
+
+const REPO_COMPACTION_PROMPT_DIR = fileURLToPath(new URL("../../../prompt/compaction", import.meta.url));
+/** The most output tokens a compaction summary may take. */
+export const SUMMARY_MAX_TOKENS_LIMIT = 4_096;
 
 export const schema = commonEnvSchema.extend({
   ...storeCallerEnvSchema.shape,
@@ -38,6 +47,16 @@ export const schema = commonEnvSchema.extend({
   PROBE_INTERVAL_MS: envMs(10_000),
   /** How long (ms) run.finish is retried while the store is unavailable before the run is left to a later delivery. */
   RUN_FINISH_RETRY_MS: envMs(15_000),
+  /** Compact a history whose next model call would not fit the context budget (and on a context overflow). */
+  COMPACTION_ENABLED: envFlag(true),
+  /** Share of the context window (percent) kept free: budget = window - reserve. */
+  COMPACTION_RESERVE_PERCENT: envInt(10, { min: 0, max: 90 }),
+  /** Newest turns a compaction keeps verbatim after the summary. */
+  COMPACTION_TAIL_TURNS: envInt(1, { min: 1, max: 50 }),
+  /** Output tokens of the summary call (at most 4096). */
+  COMPACTION_SUMMARY_MAX_TOKENS: envInt(SUMMARY_MAX_TOKENS_LIMIT, { min: 256, max: SUMMARY_MAX_TOKENS_LIMIT }),
+  /** Folder of the compaction prompt (system.md, request.md). */
+  COMPACTION_PROMPT_DIR: z.string().min(1).default(REPO_COMPACTION_PROMPT_DIR),
   /** With the ops listener on: how often (ms) the run consumer's info is read for the metrics (also read on each scrape). */
   METRICS_CONSUMER_POLL_MS: envMs(15_000),
 });
@@ -53,6 +72,8 @@ export interface RunWorkerConfig extends CommonConfig {
   readonly runMaxDeliver: number;
   readonly probeIntervalMs: number;
   readonly runFinishRetryMs: number;
+  /** undefined when COMPACTION_ENABLED is off. */
+  readonly compaction: CompactionConfig | undefined;
   /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
   readonly metrics: MetricsConfig;
   readonly consumerPollMs: number;
@@ -60,7 +81,7 @@ export interface RunWorkerConfig extends CommonConfig {
   readonly streamReplicas: number | undefined;
 }
 
-export function loadConfig(env: Env): RunWorkerConfig {
+export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): RunWorkerConfig {
   const parsed = parseEnv(schema, env, "run-worker");
   if (parsed.RUN_WORKING_INTERVAL_MS >= parsed.RUN_ACK_WAIT_MS) {
     throw new ConfigError("run-worker: RUN_WORKING_INTERVAL_MS must be shorter than RUN_ACK_WAIT_MS");
@@ -77,8 +98,27 @@ export function loadConfig(env: Env): RunWorkerConfig {
     runMaxDeliver: parsed.RUN_MAX_DELIVER,
     probeIntervalMs: parsed.PROBE_INTERVAL_MS,
     runFinishRetryMs: parsed.RUN_FINISH_RETRY_MS,
+    compaction: parsed.COMPACTION_ENABLED
+      ? {
+          reservePercent: parsed.COMPACTION_RESERVE_PERCENT,
+          tailTurns: parsed.COMPACTION_TAIL_TURNS,
+          summaryMaxTokens: parsed.COMPACTION_SUMMARY_MAX_TOKENS,
+          prompt: { system: promptFile(parsed.COMPACTION_PROMPT_DIR, "system.md", readFile), request: promptFile(parsed.COMPACTION_PROMPT_DIR, "request.md", readFile) },
+        }
+      : undefined,
     metrics: metricsConfigFrom(parsed),
     consumerPollMs: parsed.METRICS_CONSUMER_POLL_MS,
     streamReplicas: parsed.JETSTREAM_REPLICAS,
   };
+}
+
+function promptFile(dir: string, name: string, readFile: ReadTextFile): string {
+  let text: string;
+  try {
+    text = readFile(`${dir}/${name}`).trim();
+  } catch (cause) {
+    throw new ConfigError(`run-worker: cannot read the compaction prompt ${dir}/${name}: ${(cause as Error).message}`, { cause });
+  }
+  if (text === "") throw new ConfigError(`run-worker: the compaction prompt ${dir}/${name} is empty`);
+  return text;
 }

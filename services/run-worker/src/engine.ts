@@ -9,13 +9,21 @@
  * change of owner. A new owner (redelivery) resumes where the store says the
  * run is: an open tool round, an appended but unreported final answer, a
  * settled round awaiting its barrier, or the next model call.
+ *
+ * Before every model call the context estimate is checked against the budget
+ * (context-estimate.ts); over it, the history is compacted first
+ * (compaction.ts). A call the endpoint refuses as too long (CONTEXT_OVERFLOW)
+ * is answered with one compaction and one retry; a second overflow fails the
+ * run with that kind and appends nothing.
  */
 import { create } from "@bufbuild/protobuf";
 import {
   clientModelCallIndexOf,
   CommitCause,
+  CompactionReason,
   FailureKind,
   MessageSchema,
+  ModelFailureKind,
   nextProviderCallIndex,
   NO_PROVIDER_CALL,
   parseProviderCallIndex,
@@ -33,8 +41,14 @@ import {
 import type { Logger } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
+import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
+import { contextBudget, estimateInputTokens, messageText, promptTexts, requestBytes, type ContextAnchor } from "./context-estimate.ts";
 import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
+import { byteRatioCounter, type TokenCounter, type TokenCounters } from "./token-count.ts";
+
+/** An upper bound of BPE counts (every token is at least one byte). */
+const ONE_TOKEN_PER_BYTE = byteRatioCounter(1);
 import type { ModelInvoker } from "./model-invocation.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
 import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
@@ -53,6 +67,10 @@ export interface EngineDeps {
   readonly probeIntervalMs: number;
   readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
+  /** Token counting of this worker (calibrated ratios are shared by its runs). */
+  readonly counters: TokenCounters;
+  /** undefined = compaction off (overflows fail the run as they are). */
+  readonly compaction: CompactionConfig | undefined;
 }
 
 type Step =
@@ -84,6 +102,12 @@ export class RunEngine {
   readonly #log: Logger;
   #head: string;
   #history: Message[] = [];
+  /** Stored ids of #history's messages. */
+  #messageIds: string[] = [];
+  /** The newest provider measurement of a prefix of #history. */
+  #anchor: ContextAnchor | undefined;
+  /** Set while #head is a compacted revision (recovery re-sends its commit). */
+  #compactedHead: { sourceRevisionId: string; summarizedCount: number } | undefined;
   /** Highest provider call index used so far (NO_PROVIDER_CALL = none yet). */
   #callIndex: ProviderCallIndex;
   /** Usage of each model call; `undefined` = a call that reported none (or one made by an earlier owner). */
@@ -170,6 +194,12 @@ export class RunEngine {
         this.#log.info("final answer already committed by an earlier owner");
         return { kind: "final", assistant: last, revisionId: this.#head };
       }
+      if (this.#compactedHead !== undefined) {
+        // The run compacted under an earlier owner; the client may not have checkpointed it yet.
+        const { sourceRevisionId, summarizedCount } = this.#compactedHead;
+        await this.#commit({ ...repeatedCompactionCommit(this.#head, sourceRevisionId, summarizedCount, this.#history), ...this.#usageSnapshot() });
+        return { kind: "model_call" };
+      }
       if (last?.body.case === "toolResult") {
         // The last round settled under an earlier owner; the client may not have projected it yet.
         await this.#commit({ cause: CommitCause.TOOL_ROUND_SETTLED, revisionId: this.#head, roundId: toolRoundId(runId, this.#callIndex), ...this.#usageSnapshot() });
@@ -181,48 +211,134 @@ export class RunEngine {
   async #modelCall(): Promise<Step> {
     const { store, invoker, client, signal } = this.#deps;
     const runId = this.#runId;
+    await this.#fitBudget();
+    let overflowCompacted = false;
+    for (;;) {
+      const index = nextProviderCallIndex(this.#callIndex);
+      this.#callIndex = index;
+      const clientIndex = clientModelCallIndexOf(index);
+      const request = buildModelRequest(this.#model, this.#history, index);
+      const log = this.#log.child({ call_id: request.callId });
+      log.info({ messages: request.messages.length }, "model call");
+      const outcome = await invoker.invoke(request, (event) => client.emit(clientIndex, event), signal);
+      switch (outcome.kind) {
+        case "cancelled":
+          throw new RunInterrupted("model call cancelled");
+        case "failed":
+          this.#usages.push(outcome.failure.usage);
+          log.warn({ origin: outcome.failure.origin, kind: ModelFailureKind[outcome.failure.kind], message: outcome.failure.message, partial_chars: outcome.failure.partialText.length }, "model call failed");
+          if (outcome.failure.kind === ModelFailureKind.CONTEXT_OVERFLOW && this.#deps.compaction !== undefined) {
+            if (overflowCompacted) throw new RunStop(failed(FailureKind.PROVIDER, `context overflow after compaction: ${outcome.failure.message}`, { modelFailureKind: ModelFailureKind.CONTEXT_OVERFLOW }));
+            overflowCompacted = true;
+            // The endpoint counted more than the estimate: compact whatever the estimate says, then retry once.
+            if (await this.#compact(CompactionReason.OVERFLOW, await this.#counter())) continue;
+          }
+          throw new RunStop(cycleFailed(outcome.failure));
+        case "completed":
+          break;
+        default:
+          return assertNever(outcome);
+      }
+      this.#usages.push(outcome.usage);
+      this.#lastUsage = outcome.usage;
+      const inputTokens = outcome.usage?.inputTokens;
+      if (inputTokens !== undefined) this.#measured(inputTokens);
+      log.info({ stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
+      const measured = inputTokens === undefined ? {} : { requestInputTokens: inputTokens };
+      switch (outcome.stop) {
+        case "stop": {
+          const assistant = create(MessageSchema, { body: { case: "assistant", value: outcome.assistant } });
+          const revisionId = await store.appendMessages({ runId, expectedHeadRevisionId: this.#head, messages: [assistant], providerCallIndex: index, ...measured });
+          this.#head = revisionId;
+          return { kind: "final", assistant, revisionId };
+        }
+        case "tool_use": {
+          const created = await store.createToolRound({
+            runId,
+            roundId: toolRoundId(runId, index),
+            expectedHeadRevisionId: this.#head,
+            assistant: outcome.assistant,
+            providerCallIndex: index,
+            ...measured,
+          });
+          return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
+        }
+        default:
+          return assertNever(outcome.stop);
+      }
+    }
+  }
+
+  /** A counter for this history (its texts counted in one batch for BPE models). */
+  async #counter(): Promise<TokenCounter> {
+    const texts = [...promptTexts(this.#model.prompt), ...this.#history.map(messageText)];
+    const prompt = this.#deps.compaction?.prompt;
+    if (prompt !== undefined) texts.push(prompt.system, prompt.request);
+    return this.#deps.counters.counterFor(this.#model.model?.modelId ?? "", this.#model.model?.tokenizer ?? "", texts);
+  }
+
+  /**
+   * Compacts first when the next call's estimate is over the budget. A BPE
+   * token is at least one byte, so when even one token per byte fits, the
+   * history fits and the tokenizer is not needed (nor loaded).
+   */
+  async #fitBudget(): Promise<void> {
+    const config = this.#deps.compaction;
+    const budget = contextBudget(this.#model.model?.contextWindow, config?.reservePercent ?? 0);
+    if (config === undefined || budget === undefined) return;
+    if (estimateInputTokens(ONE_TOKEN_PER_BYTE, this.#model.prompt, this.#history, this.#anchor) <= budget.budget) return;
+    const counter = await this.#counter();
+    const estimate = estimateInputTokens(counter, this.#model.prompt, this.#history, this.#anchor);
+    if (estimate <= budget.budget) return;
+    this.#log.info({ estimate, budget: budget.budget, window: budget.window, anchored: this.#anchor !== undefined }, "context estimate over the budget");
+    await this.#compact(CompactionReason.BUDGET, counter);
+  }
+
+  /** One compaction; false when there was nothing to summarize. Throws RunStop when the summary call failed. */
+  async #compact(reason: CompactionReason, counter: TokenCounter): Promise<boolean> {
+    const config = this.#deps.compaction;
+    const budget = contextBudget(this.#model.model?.contextWindow, config?.reservePercent ?? 0);
+    if (config === undefined || budget === undefined) return false;
     const index = nextProviderCallIndex(this.#callIndex);
     this.#callIndex = index;
-    const clientIndex = clientModelCallIndexOf(index);
-    const request = buildModelRequest(this.#model, this.#history, index);
-    const log = this.#log.child({ call_id: request.callId });
-    log.info({ messages: request.messages.length }, "model call");
-    const outcome = await invoker.invoke(request, (event) => client.emit(clientIndex, event), signal);
+    const outcome = await compact(
+      {
+        store: this.#deps.store,
+        invoker: this.#deps.invoker,
+        client: this.#deps.client,
+        signal: this.#deps.signal,
+        config,
+        log: this.#log,
+        commit: (state) => this.#commit(state),
+        usageSnapshot: () => ({ turnUsage: this.turnUsage }),
+      },
+      { run: this.#model, reason, index, head: this.#head, history: this.#history, messageIds: this.#messageIds, budget, counter },
+    );
     switch (outcome.kind) {
       case "cancelled":
-        throw new RunInterrupted("model call cancelled");
+        throw new RunInterrupted("compaction cancelled");
       case "failed":
         this.#usages.push(outcome.failure.usage);
-        log.warn({ origin: outcome.failure.origin, message: outcome.failure.message, partial_chars: outcome.failure.partialText.length }, "model call failed");
-        throw new RunStop(cycleFailed(outcome.failure));
-      case "completed":
-        break;
+        this.#log.warn({ kind: ModelFailureKind[outcome.failure.kind], message: outcome.failure.message }, "summary call failed");
+        throw new RunStop(cycleFailed({ ...outcome.failure, message: `compaction failed: ${outcome.failure.message}` }));
+      case "nothing_to_summarize":
+        this.#log.info("nothing to compact: the whole history is the newest turn");
+        return false;
+      case "compacted":
+        // The summary call counts in the turn's usage, but it measured another request: no anchor.
+        this.#usages.push(outcome.usage);
+        await this.#loadHistory(outcome.revisionId);
+        return true;
       default:
         return assertNever(outcome);
     }
-    this.#usages.push(outcome.usage);
-    this.#lastUsage = outcome.usage;
-    log.info({ stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
-    switch (outcome.stop) {
-      case "stop": {
-        const assistant = create(MessageSchema, { body: { case: "assistant", value: outcome.assistant } });
-        const revisionId = await store.appendMessages({ runId, expectedHeadRevisionId: this.#head, messages: [assistant], providerCallIndex: index });
-        this.#head = revisionId;
-        return { kind: "final", assistant, revisionId };
-      }
-      case "tool_use": {
-        const created = await store.createToolRound({
-          runId,
-          roundId: toolRoundId(runId, index),
-          expectedHeadRevisionId: this.#head,
-          assistant: outcome.assistant,
-          providerCallIndex: index,
-        });
-        return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
-      }
-      default:
-        return assertNever(outcome.stop);
-    }
+  }
+
+  /** The provider's count of the request just made: the in-run anchor, and a calibration of the ratio counter. */
+  #measured(inputTokens: bigint): void {
+    this.#anchor = { messageCount: this.#history.length, inputTokens: Number(inputTokens) };
+    const tokenizer = this.#model.model?.tokenizer ?? "";
+    if (tokenizer !== "o200k_base" && tokenizer !== "cl100k_base") this.#deps.counters.calibrate(this.#model.model?.modelId ?? "", requestBytes(this.#model.prompt, this.#history), Number(inputTokens));
   }
 
   /**
@@ -306,10 +422,16 @@ export class RunEngine {
 
   async #loadHistory(revisionId: string): Promise<void> {
     this.#head = revisionId;
-    if (revisionId === "") {
-      this.#history = [];
-      return;
-    }
-    this.#history = await this.#deps.store.revisionMessages(revisionId);
+    const loaded = await this.#deps.store.revisionHistory(revisionId);
+    this.#history = loaded.messages;
+    this.#messageIds = loaded.messageIds;
+    const anchor = loaded.anchor;
+    this.#anchor =
+      anchor !== undefined && anchor.messageCount <= loaded.messages.length ? { messageCount: anchor.messageCount, inputTokens: Number(anchor.inputTokens) } : undefined;
+    const compaction = loaded.compaction;
+    this.#compactedHead =
+      compaction !== undefined && compaction.revisionId === revisionId
+        ? { sourceRevisionId: compaction.sourceRevisionId, summarizedCount: compaction.summarizedCount }
+        : undefined;
   }
 }

@@ -27,6 +27,8 @@ import {
 import type { Logger } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
+import type { CompactionConfig } from "./compaction.ts";
+import type { TokenCounters } from "./token-count.ts";
 import { clientGoneNow } from "./client-liveness.ts";
 import { RunEngine, RunInterrupted } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
@@ -51,6 +53,9 @@ export interface RunActorDeps {
   readonly finishRetryMs: number;
   readonly metrics: RunWorkerMetrics;
   readonly log: Logger;
+  readonly counters: TokenCounters;
+  /** undefined = compaction off. */
+  readonly compaction: CompactionConfig | undefined;
 }
 
 /**
@@ -226,7 +231,18 @@ export class RunActor {
     const commands = opened.feed;
 
     const engine = new RunEngine(
-      { store: this.#deps.store, invoker: this.#deps.invoker, client, commands, signal: this.#abort.signal, probeIntervalMs: this.#deps.probeIntervalMs, metrics: this.#deps.metrics, log: this.#log },
+      {
+        store: this.#deps.store,
+        invoker: this.#deps.invoker,
+        client,
+        commands,
+        signal: this.#abort.signal,
+        probeIntervalMs: this.#deps.probeIntervalMs,
+        metrics: this.#deps.metrics,
+        log: this.#log,
+        counters: this.#deps.counters,
+        compaction: this.#deps.compaction,
+      },
       runId,
       prepared,
       record,

@@ -14,6 +14,7 @@ import { createRunWorkerMetrics } from "./metrics.ts";
 import { busModelInvoker } from "./model-invocation.ts";
 import { RunActor } from "./run-actor.ts";
 import { startRunQueue } from "./run-queue.ts";
+import { TokenCounters } from "./token-count.ts";
 import { StoreClient } from "@byok/store-client";
 
 export interface RunWorker {
@@ -62,6 +63,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     consumer: names.runWorkersConsumer,
     refreshConsumer: () => consumerStats.refresh(scrapeReadBudgetMs),
   });
+  const counters = new TokenCounters();
   const actorDeps = {
     nc,
     js,
@@ -75,6 +77,8 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     finishRetryMs: config.runFinishRetryMs,
     metrics,
     log,
+    counters,
+    compaction: config.compaction,
   };
   const finished = new Set<Promise<void>>();
   let taken = 0;
@@ -129,6 +133,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
         consumerStats.stop();
         await nc.drain().catch(() => nc.close());
         await opsServer.stop();
+        await counters.close();
         log.info("run worker stopped");
       })();
       return stopping;

@@ -9,6 +9,9 @@ import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type pg from "pg";
 import type { StoreOperations } from "@byok/contracts";
 import { getBlobs, putBlob } from "./blobs.ts";
+import { cacheUsage } from "./cache-usage.ts";
+import { compactHistory } from "./compaction.ts";
+import { newestAnchorOf } from "./context-anchors.ts";
 import { findConversation } from "./conversations.ts";
 import { importHistory } from "./history-import.ts";
 import { memberUsage } from "./member-usage.ts";
@@ -24,7 +27,7 @@ import { createAuditHandlers } from "./audit/audit-operations.ts";
 import { createControlHandlers } from "./control/control-operations.ts";
 import { purgeExpiredContent } from "./retention/content-purge.ts";
 import type { RetentionJob } from "./retention/retention-job.ts";
-import { failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
+import { cacheUsageRecord, failureKindFromWire, memberRecord, memberUsageRecord, runRecord, terminalStateFromWire, toolRoundRecord } from "./wire.ts";
 
 export type OperationHandler<K extends keyof StoreOperations> = (
   request: MessageShape<StoreOperations[K]["request"]>,
@@ -68,6 +71,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
           expectedHeadRevisionId: req.expectedHeadRevisionId,
           messages: req.messages,
           providerCallIndex: req.providerCallIndex,
+          requestInputTokens: req.requestInputTokens,
         }),
         (v) => ({ revisionId: v.revisionId }),
       ),
@@ -110,8 +114,28 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       if (req.revisionId === "") return ok({ messages: [], messageIds: [], revisionChain: [] });
       const history = await loadRevisionHistory(pool, req.revisionId);
       if (!history) return reject("not_found", `revision ${req.revisionId} not found`);
-      return ok({ messages: history.messages, messageIds: history.messageIds, revisionChain: history.chain });
+      const anchor = await newestAnchorOf(pool, history.chain);
+      return ok({
+        messages: history.messages,
+        messageIds: history.messageIds,
+        revisionChain: history.chain,
+        ...(history.compaction === undefined ? {} : { compaction: history.compaction }),
+        ...(anchor === undefined ? {} : { anchor }),
+      });
     },
+
+    compactHistory: async (req) =>
+      map(
+        await compactHistory(pool, {
+          runId: req.runId,
+          expectedHeadRevisionId: req.expectedHeadRevisionId,
+          summary: req.summary,
+          keptMessageIds: req.keptMessageIds,
+          summarizedCount: req.summarizedCount,
+          providerCallIndex: req.providerCallIndex,
+        }),
+        (v) => ({ revisionId: v.revisionId, messages: v.messages }),
+      ),
 
     putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId, req.conversationId), (id) => ({ id })),
 
@@ -125,6 +149,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
           expectedHeadRevisionId: req.expectedHeadRevisionId,
           assistant: req.assistant,
           providerCallIndex: req.providerCallIndex,
+          requestInputTokens: req.requestInputTokens,
         }),
         (v) => ({ round: toolRoundRecord(v.round), existing: v.existing }),
       ),
@@ -167,5 +192,11 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
 
     memberUsage: async (req) =>
       map(await memberUsage(pool, { memberId: req.memberId, since: req.since, until: req.until }), (rows) => ({ members: rows.map(memberUsageRecord) })),
+
+    cacheUsage: async (req) =>
+      map(await cacheUsage(pool, { memberId: req.memberId, since: req.since, until: req.until, conversationLimit: req.conversationLimit }), (v) => ({
+        conversations: v.conversations.map(cacheUsageRecord),
+        models: v.models.map(cacheUsageRecord),
+      })),
   };
 }

@@ -22,6 +22,16 @@ export interface RevisionHistory {
   readonly chain: string[];
   readonly messageIds: string[];
   readonly messages: Message[];
+  /** Set when the chain's root is a compacted revision. */
+  readonly compaction: CompactionOfChain | undefined;
+}
+
+/** The compaction a chain starts from (its root revision replaced `sourceRevisionId`). */
+export interface CompactionOfChain {
+  readonly revisionId: string;
+  readonly sourceRevisionId: string;
+  readonly summarizedCount: number;
+  readonly runId: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -84,6 +94,59 @@ export interface AppendRevisionInput {
   readonly run?: { readonly runId: string; readonly appendKey: string };
 }
 
+export interface CompactedRevisionInput {
+  readonly conversationId: string;
+  /** The head the compaction replaces. */
+  readonly source: RevisionRow;
+  readonly summary: CanonicalMessage;
+  /** Kept messages of the source history, in order: their stored ids and canonical form. */
+  readonly kept: ReadonlyArray<{ readonly id: string; readonly message: CanonicalMessage }>;
+  readonly summarizedCount: number;
+  readonly run: { readonly runId: string; readonly appendKey: string };
+}
+
+/**
+ * Inserts the summary message and a revision that starts a new chain: the
+ * summary, then the kept messages (the same message rows, not copies). Its
+ * digest is the chain digest of that history from scratch, as if a client had
+ * imported it, so the next turn's checkpoint finds it.
+ */
+export async function insertCompactedRevision(tx: Transaction, input: CompactedRevisionInput): Promise<RevisionRow> {
+  const summaryId = randomUUID();
+  await query(tx, "INSERT INTO messages (id, conversation_id, body, digest) VALUES ($1, $2, $3::jsonb, $4)", [
+    summaryId,
+    input.conversationId,
+    JSON.stringify(input.summary.json),
+    input.summary.digest,
+  ]);
+  const history = [input.summary, ...input.kept.map((k) => k.message)];
+  const digests = prefixDigests(null, history);
+  const revision: RevisionRow = {
+    id: randomUUID(),
+    conversationId: input.conversationId,
+    parentId: null,
+    messageCount: history.length,
+    digest: digests[digests.length - 1] as Buffer,
+  };
+  await query(
+    tx,
+    `INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key, compacted_from_id, summarized_count)
+     VALUES ($1, $2, NULL, $3::uuid[], $4, $5, $6, $7, $8, $9)`,
+    [
+      revision.id,
+      revision.conversationId,
+      [summaryId, ...input.kept.map((k) => k.id)],
+      revision.messageCount,
+      revision.digest,
+      input.run.runId,
+      input.run.appendKey,
+      input.source.id,
+      input.summarizedCount,
+    ],
+  );
+  return revision;
+}
+
 /** Inserts the messages and one revision appending them onto `parent`. */
 export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<RevisionRow> {
   if (input.messages.length === 0) throw new Error("appendRevision needs at least one message");
@@ -128,17 +191,23 @@ export async function loadRevisionOwnMessages(db: Queryable, revisionId: string)
 /** Full history of a revision, oldest message first; undefined for an unknown revision. */
 export async function loadRevisionHistory(db: Queryable, revisionId: string): Promise<RevisionHistory | undefined> {
   if (!isRevisionId(revisionId)) return undefined;
-  const chain = await query<{ id: string; message_ids: string[] }>(
+  const chain = await query<{ id: string; message_ids: string[]; compacted_from_id: string | null; summarized_count: number | null; run_id: string | null }>(
     db,
     `WITH RECURSIVE chain AS (
-       SELECT id, parent_id, message_ids, 0 AS depth FROM revisions WHERE id = $1
+       SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
        UNION ALL
-       SELECT r.id, r.parent_id, r.message_ids, c.depth + 1 FROM revisions r JOIN chain c ON r.id = c.parent_id
+       SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
+         FROM revisions r JOIN chain c ON r.id = c.parent_id
      )
-     SELECT id, message_ids FROM chain ORDER BY depth DESC`,
+     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`,
     [revisionId],
   );
-  if (chain.rows.length === 0) return undefined;
+  const root = chain.rows[0];
+  if (root === undefined) return undefined;
+  const compaction: CompactionOfChain | undefined =
+    root.compacted_from_id === null
+      ? undefined
+      : { revisionId: root.id, sourceRevisionId: root.compacted_from_id, summarizedCount: root.summarized_count ?? 0, runId: root.run_id ?? "" };
   const messageIds = chain.rows.flatMap((r) => r.message_ids);
   const bodies = await query<{ id: string; body: JsonValue }>(db, "SELECT id, body FROM messages WHERE id = ANY($1::uuid[])", [messageIds]);
   const byId = new Map(bodies.rows.map((r) => [r.id, r.body]));
@@ -147,5 +216,5 @@ export async function loadRevisionHistory(db: Queryable, revisionId: string): Pr
     if (body === undefined) throw new Error(`revision ${revisionId} references missing message ${id}`);
     return fromStoredJson(body).message;
   });
-  return { chain: chain.rows.map((r) => r.id), messageIds, messages };
+  return { chain: chain.rows.map((r) => r.id), messageIds, messages, compaction };
 }

@@ -6,6 +6,7 @@
  */
 import type pg from "pg";
 import type { Message } from "@byok/contracts";
+import { recordContextAnchor } from "./context-anchors.ts";
 import { setHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, listDigest } from "./message-codec.ts";
@@ -19,6 +20,8 @@ export interface AppendMessagesInput {
   readonly expectedHeadRevisionId: string;
   readonly messages: readonly Message[];
   readonly providerCallIndex: number;
+  /** Input tokens the provider reported for the call built from the expected head (its context anchor). */
+  readonly requestInputTokens?: bigint | undefined;
 }
 
 export interface AppendedMessages {
@@ -43,6 +46,9 @@ export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promi
     const parent = conversation.headRevisionId === null ? null : await findRevision(tx, conversation.headRevisionId);
     if (parent === undefined) throw new Error(`conversation ${conversation.id} head ${conversation.headRevisionId} not found`);
     const revision = await appendRevision(tx, { conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
+    if (parent !== null && input.requestInputTokens !== undefined) {
+      await recordContextAnchor(tx, parent, { inputTokens: input.requestInputTokens, runId: input.runId, providerCallIndex: input.providerCallIndex });
+    }
     await setHead(tx, conversation.id, revision.id);
     await recordRunHead(tx, input.runId, revision.id, input.providerCallIndex);
     return ok({ revisionId: revision.id, repeated: false });

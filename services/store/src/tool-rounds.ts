@@ -8,6 +8,7 @@
 import { create } from "@bufbuild/protobuf";
 import type pg from "pg";
 import { AssistantMessageSchema, MessageSchema, type AssistantMessage, type ContentPart, type Message, type ToolCallPart } from "@byok/contracts";
+import { recordContextAnchor } from "./context-anchors.ts";
 import { setHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, replaceNul } from "./message-codec.ts";
@@ -23,6 +24,8 @@ export interface CreateToolRoundInput {
   readonly expectedHeadRevisionId: string;
   readonly assistant: AssistantMessage | undefined;
   readonly providerCallIndex: number;
+  /** Input tokens the provider reported for the call built from the expected head (its context anchor). */
+  readonly requestInputTokens?: bigint | undefined;
 }
 
 export interface CreatedToolRound {
@@ -74,6 +77,10 @@ export function createToolRound(pool: pg.Pool, input: CreateToolRoundInput): Pro
       providerCallIndex: input.providerCallIndex,
     });
     await recordProviderCallIndex(tx, input.runId, input.providerCallIndex);
+    if (conversation.headRevisionId !== null && input.requestInputTokens !== undefined) {
+      const head = await findRevision(tx, conversation.headRevisionId);
+      if (head) await recordContextAnchor(tx, head, { inputTokens: input.requestInputTokens, runId: input.runId, providerCallIndex: input.providerCallIndex });
+    }
     return ok({ round, existing: false });
   });
 }

@@ -4,12 +4,14 @@ import {
   FailureKind,
   RunStatus,
   StoreErrorKind,
+  type CacheUsageRowSchema,
   type MemberRecordSchema,
   type MemberUsageSchema,
   type RunRecordSchema,
   type StoreErrorSchema,
   type ToolRoundRecordSchema,
 } from "@byok/contracts";
+import type { CacheUsageRow } from "./cache-usage.ts";
 import type { MemberUsageRow } from "./member-usage.ts";
 import type { MemberRow } from "./members.ts";
 import type { Outcome, Rejection, RejectionKind } from "./outcome.ts";
@@ -178,5 +180,20 @@ export function memberUsageRecord(row: MemberUsageRow): MessageInitShape<typeof 
     modelCalls: row.modelCalls,
     costUsd: row.costUsd,
     unknownCostCalls: row.unknownCostCalls,
+  };
+}
+
+export function cacheUsageRecord(row: CacheUsageRow): MessageInitShape<typeof CacheUsageRowSchema> {
+  const { inputTokens, cacheReadTokens, cacheWriteTokens } = row.tokens;
+  return {
+    key: row.key,
+    memberId: row.memberId,
+    calls: row.calls,
+    inputTokens: inputTokens.total,
+    inputTokensCalls: inputTokens.calls,
+    cacheReadTokens: cacheReadTokens.total,
+    cacheReadTokensCalls: cacheReadTokens.calls,
+    cacheWriteTokens: cacheWriteTokens.total,
+    cacheWriteTokensCalls: cacheWriteTokens.calls,
   };
 }

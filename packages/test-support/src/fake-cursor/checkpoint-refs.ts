@@ -1,5 +1,6 @@
 /**
  * Which blobs a checkpoint depends on: the root message blobs, the turn blobs,
+ * the summary blobs of a compacted conversation,
  * and (when the client has them) what the turns point at — the UserMessage
  * blob, its pre-turn state snapshot and the step blobs.
  */
@@ -17,6 +18,9 @@ export function checkpointBlobReferences(state: agent.ConversationStateStructure
   const refs: BlobReference[] = [];
   state.rootPromptMessagesJson.forEach((id, i) => refs.push({ id, path: `roots[${i}]` }));
   state.todos.forEach((id, i) => refs.push({ id, path: `todos[${i}]` }));
+  if (state.summary !== undefined) refs.push({ id: state.summary, path: "summary" });
+  if (state.summaryArchive !== undefined) refs.push({ id: state.summaryArchive, path: "summary_archive" });
+  state.summaryArchives.forEach((id, i) => refs.push({ id, path: `summary_archives[${i}]` }));
   state.turns.forEach((id, i) => {
     refs.push({ id, path: `turns[${i}]` });
     const bytes = store.get(id);

@@ -7,6 +7,7 @@
  * may be missing from the stream; the stored answer is complete. Tool calls
  * are announced once per call id (a new owner repeats nothing here, but an
  * ExecuteToolRound for calls never seen streaming announces them too).
+ * compaction_started (the owner summarizes the history) has no ACP update.
  */
 import type { ClientEvent } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
@@ -57,6 +58,7 @@ export class EventUpdates {
       case "thinkingEnd":
       case "toolCallArgsDelta":
       case "usage":
+      case "compactionStarted":
       case undefined:
         return;
       default: {

@@ -14,6 +14,7 @@ export type AdminStore = Pick<
   | "revokeMember"
   | "listMembers"
   | "memberUsage"
+  | "cacheUsage"
   | "getMember"
   | "setMemberTeam"
   | "createTeam"

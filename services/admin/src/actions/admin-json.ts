@@ -12,6 +12,7 @@ import {
   RunStatus,
   type AuditEntry,
   type BudgetRecord,
+  type CacheUsageRow,
   type LedgerEntry,
   type MemberKeyRecord,
   type MemberLimits,
@@ -72,6 +73,29 @@ export interface MemberUsageJson {
 export function memberUsageJson(row: MemberUsage): MemberUsageJson {
   const { $typeName: _type, ...fields } = row;
   return plain(fields) as MemberUsageJson;
+}
+
+/**
+ * A usage.cache row: a conversation (key = conversation id, with its member)
+ * or a model (key = BYOK model id, memberId ""), over the ledger's model
+ * calls; token sums as numbers, unreported sums absent; `*Calls` = how many of
+ * `calls` reported the sum.
+ */
+export interface CacheUsageJson {
+  key: string;
+  memberId: string;
+  calls: number;
+  inputTokens?: number;
+  inputTokensCalls: number;
+  cacheReadTokens?: number;
+  cacheReadTokensCalls: number;
+  cacheWriteTokens?: number;
+  cacheWriteTokensCalls: number;
+}
+
+export function cacheUsageJson(row: CacheUsageRow): CacheUsageJson {
+  const { $typeName: _type, ...fields } = row;
+  return plain(fields) as CacheUsageJson;
 }
 
 export interface TeamJson {

@@ -1,8 +1,8 @@
-/** Admin actions that read what happened: runs, spend, ledger, audit log; and the retention job (admin-actions.ts has the whole table). */
+/** Admin actions that read what happened: runs, spend, prompt cache, ledger, audit log; and the retention job (admin-actions.ts has the whole table). */
 import { z } from "zod";
 import { UsageBucket, UsageGroup } from "@byok/contracts";
 import { action, count, flag, limit, text, time } from "./admin-action.ts";
-import { auditJson, ledgerJson, purgeJson, runJson, spendPointJson } from "./admin-json.ts";
+import { auditJson, cacheUsageJson, ledgerJson, purgeJson, runJson, spendPointJson } from "./admin-json.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -62,6 +62,16 @@ export const REPORT_ACTIONS = {
     input: z.object({ runId: text, memberId: text, since: time, until: time, limit: limit(100, 1000) }),
     async run(store, input) {
       return { entries: (await store.listLedger(input)).map(ledgerJson) };
+    },
+  }),
+  cacheUsage: action({
+    name: "usage.cache",
+    summary: "prompt cache from the ledger: input tokens, cache reads and writes per model and per conversation (newest first)",
+    mutates: false,
+    input: z.object({ memberId: text, since: time, until: time, conversations: limit(20, 500) }),
+    async run(store, input) {
+      const report = await store.cacheUsage({ memberId: input.memberId, since: input.since, until: input.until, conversationLimit: input.conversations });
+      return { models: report.models.map(cacheUsageJson), conversations: report.conversations.map(cacheUsageJson) };
     },
   }),
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
+import { CacheUsageRowSchema, MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
 import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
-import { StoreFailure, type UsageFilter } from "@byok/store-client";
+import { StoreFailure, type CacheUsageFilter, type UsageFilter } from "@byok/store-client";
 import type { AdminStore } from "../actions/admin-actions.ts";
 
 /**
@@ -150,6 +150,36 @@ describe("admin command", () => {
       const rejected = await run(memoryMembers(rows), "usage", "--since", "bad");
       expect(rejected.code).toBe(1);
       expect(rejected.err).toBe(`admin: failed at ${WHERE}: store member.usage: invalid: since is not an RFC 3339 timestamp\n`);
+    });
+  });
+
+  describe("cache", () => {
+    const report = {
+      models: [create(CacheUsageRowSchema, { key: "claude", calls: 3, inputTokens: 17245n, inputTokensCalls: 3, cacheReadTokens: 16460n, cacheReadTokensCalls: 3, cacheWriteTokens: 5800n, cacheWriteTokensCalls: 3 })],
+      conversations: [create(CacheUsageRowSchema, { key: "conv-1", memberId: "m1", calls: 3, inputTokens: 17245n, inputTokensCalls: 3, cacheReadTokens: 16460n, cacheReadTokensCalls: 2 })],
+    };
+    function cacheStore(): AdminStore & { filters: CacheUsageFilter[] } {
+      const filters: CacheUsageFilter[] = [];
+      return { ...memoryMembers(), filters, cacheUsage: async (filter: CacheUsageFilter) => (filters.push(filter), report) } as unknown as AdminStore & { filters: CacheUsageFilter[] };
+    }
+
+    it("passes member, range and how many conversations, and prints both tables", async () => {
+      const client = cacheStore();
+      const r = await run(client, "cache", "--member", "m1", "--since", "2026-01-01", "--conversations", "5");
+      expect(r.code).toBe(0);
+      expect(client.filters).toEqual([{ memberId: "m1", since: "2026-01-01T00:00:00Z", until: "", conversationLimit: 5 }]);
+      expect(r.out.split("\n").find((l) => l.startsWith("claude"))?.split(/\s{2,}/)).toEqual(["claude", "3", "17,245", "16,460", "5,800", "95.4%"]);
+      // Cache reads reported by 2 of 3 calls: no share.
+      expect(r.out.split("\n").find((l) => l.startsWith("conv-1"))?.split(/\s{2,}/)).toEqual(["conv-1", "m1", "3", "17,245", "16,460 (2/3)", "-", "-"]);
+    });
+
+    it("defaults to 20 conversations, prints the rows as JSON with --json, and refuses a bad count", async () => {
+      const client = cacheStore();
+      const json = JSON.parse((await run(client, "cache", "--json")).out) as { models: unknown[]; conversations: unknown[] };
+      expect(client.filters[0]?.conversationLimit).toBe(20);
+      expect(json.models).toEqual([{ key: "claude", memberId: "", calls: 3, inputTokens: 17245, inputTokensCalls: 3, cacheReadTokens: 16460, cacheReadTokensCalls: 3, cacheWriteTokens: 5800, cacheWriteTokensCalls: 3 }]);
+      expect(json.conversations).toHaveLength(1);
+      expect((await run(client, "cache", "--conversations", "many")).code).toBe(2);
     });
   });
 });

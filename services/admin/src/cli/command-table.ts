@@ -7,7 +7,7 @@
  */
 import type { CliCommand } from "./command-spec.ts";
 import { keyCreate, keyList, keyRevoke, keyRotate, memberCreate, memberList, memberRevoke, memberTeam, usage } from "./member-commands.ts";
-import { audit, ledger, retentionRun, runs, spend } from "./report-commands.ts";
+import { audit, cache, ledger, retentionRun, runs, spend } from "./report-commands.ts";
 import { budgetDelete, budgetList, budgetSet, limitsGet, limitsSet, teamCreate, teamDelete, teamList, teamUpdate } from "./team-commands.ts";
 
 export type { CliCommand, FlagSpec, Flags } from "./command-spec.ts";
@@ -33,6 +33,7 @@ export const CLI_COMMANDS: readonly CliCommand[] = [
   limitsSet,
   runs,
   spend,
+  cache,
   ledger,
   audit,
   retentionRun,

@@ -1,5 +1,6 @@
-/** CLI commands that read what happened (runs, spend, ledger, audit) and run the retention job (command-table.ts lists every command). */
+/** CLI commands that read what happened (runs, spend, prompt cache, ledger, audit) and run the retention job (command-table.ts lists every command). */
 import type { AuditJson, RunJson } from "../actions/admin-json.ts";
+import { formatCacheTables } from "./cache-table.ts";
 import { command, str, teamFlag } from "./command-spec.ts";
 import { cell, textTable } from "./text-table.ts";
 
@@ -62,6 +63,21 @@ export const spend = command({
       points.map((p) => [p.bucketStart, p.key, String(p.calls), `$${p.costUsd}${p.unknownCostCalls > 0 ? ` (+${p.unknownCostCalls} unknown)` : ""}`, cell(p.inputTokens), cell(p.outputTokens)]),
       "no model calls in the range",
     ),
+});
+
+export const cache = command({
+  words: ["cache"],
+  args: [],
+  flags: {
+    member: { type: "string", hint: "<id>" },
+    since: { type: "string", hint: "<date>" },
+    until: { type: "string", hint: "<date>" },
+    conversations: { type: "string", hint: "<n>" },
+  },
+  action: "cacheUsage",
+  summary: "prompt cache: cached / input per model and per conversation (default: the 20 newest)",
+  input: (_args, flags) => ({ memberId: str(flags, "member"), since: str(flags, "since"), until: str(flags, "until"), conversations: str(flags, "conversations") }),
+  text: (report) => formatCacheTables(report),
 });
 
 export const ledger = command({

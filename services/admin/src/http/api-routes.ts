@@ -45,6 +45,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: "GET",
+    path: "/api/usage/cache",
+    action: "cacheUsage",
+    input: ({ query }) => ({ memberId: text(query, "member"), since: text(query, "since"), until: text(query, "until"), conversations: text(query, "conversations") }),
+  },
+  {
+    method: "GET",
     path: "/api/runs",
     action: "recentRuns",
     input: ({ query }) => ({

@@ -2,7 +2,7 @@
  * Checkpoints (ConversationStateStructure) are rebuilt from the client's own
  * conversation_state, so fields this gateway does not understand survive; only
  * roots, turns, pending tool calls, read paths, todos, token details, mode
- * and plan are replaced.
+ * and plan and (after a compaction) the summary fields are replaced.
  */
 import { clone, create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
@@ -25,6 +25,19 @@ export interface CheckpointContent {
   mode: agent.AgentMode | undefined;
   /** Blob id of the ConversationPlan, when CreatePlan made one in this run; undefined keeps the client's. */
   plan: Uint8Array | undefined;
+  /** Set once the run compacted the history (else the client's summary fields stay). */
+  summary: CheckpointSummary | undefined;
+}
+
+/** The summary fields of a compacted conversation. */
+export interface CheckpointSummary {
+  /** Blob id of the ConversationSummary. */
+  summary: Uint8Array;
+  /** Blob id of the newest ConversationSummaryArchive. */
+  archive: Uint8Array;
+  /** Blob ids of every archive, oldest first (the client's plus this run's). */
+  archives: readonly Uint8Array[];
+  selfSummaryCount: number;
 }
 
 const UINT32_MAX = 0xffff_ffff;
@@ -42,6 +55,12 @@ export function buildCheckpoint(base: agent.ConversationStateStructure, content:
   checkpoint.tokenDetails = tokens;
   if (content.mode !== undefined && content.mode !== agent.AgentMode.UNSPECIFIED) checkpoint.mode = content.mode;
   if (content.plan !== undefined) checkpoint.plan = content.plan;
+  if (content.summary !== undefined) {
+    checkpoint.summary = content.summary.summary;
+    checkpoint.summaryArchive = content.summary.archive;
+    checkpoint.summaryArchives = [...content.summary.archives];
+    checkpoint.selfSummaryCount = content.summary.selfSummaryCount;
+  }
   return checkpoint;
 }
 
@@ -52,6 +71,9 @@ export function referencedBlobIds(checkpoint: agent.ConversationStateStructure):
     ...checkpoint.turns,
     ...checkpoint.todos,
     ...(checkpoint.plan === undefined ? [] : [checkpoint.plan]),
+    ...(checkpoint.summary === undefined ? [] : [checkpoint.summary]),
+    ...(checkpoint.summaryArchive === undefined ? [] : [checkpoint.summaryArchive]),
+    ...checkpoint.summaryArchives,
   ];
 }
 

@@ -221,4 +221,45 @@ describe("client blobs barrier", () => {
     await blobs.whenAcked([held, sent]);
     expect(() => blobs.assertAcked([held, sent])).not.toThrow();
   });
+
+  it("a compaction: summary frames and a settled checkpoint with the summary fields, only after the new roots and summary blobs are acknowledged", async () => {
+    const client = kvTestClient();
+    const { projection } = setup(client);
+    client.ackAllSets();
+    await projection.initialBlobsAcked();
+    const oldRoots = [...projection.settledRoots];
+    const summary = user("summary:rev-1", "<conversation_summary>\nthey said hi\n</conversation_summary>", UserOrigin.SUMMARY);
+
+    const framesPromise = projection.compactionFrames({ history: [summary, context, userRoot], summary: "they said hi", contextTokens: 321n });
+    expect(await settles(framesPromise)).toBe(false);
+    // New: the summary root, the ConversationSummary and the archive (context and user roots are already held).
+    const open = client.openRequests();
+    expect(open).toHaveLength(3);
+    for (const request of open.slice(0, -1)) client.ackSet(request.id);
+    expect(await settles(framesPromise)).toBe(false);
+    client.ackSet(open.at(-1)!.id);
+    const frames = await framesPromise;
+
+    const updates = frames.flatMap((f) => (f.message.case === "interactionUpdate" ? [f.message.value.message.case] : []));
+    expect(updates).toEqual(["summary", "summaryCompleted"]);
+    const checkpoint = frames.at(-1)!.message.value as agent.ConversationStateStructure;
+    const summaryRoot = blobIdOf(rootBytesOf(summary));
+    expect(checkpoint.rootPromptMessagesJson.map(key)).toEqual([oldRoots[0]!, summaryRoot, blobIdOf(rootBytesOf(context)), blobIdOf(rootBytesOf(userRoot))].map(key));
+    expect(checkpoint.selfSummaryCount).toBe(1);
+    expect(checkpoint.tokenDetails?.usedTokens).toBe(321);
+    const sets = setBlobs(client);
+    expect(fromBinary(agent.ConversationSummarySchema, sets.get(key(checkpoint.summary!))!).summary).toBe("they said hi");
+    const archive = fromBinary(agent.ConversationSummaryArchiveSchema, sets.get(key(checkpoint.summaryArchive!))!);
+    // The replaced roots: the client's history (the kept context and user roots are not listed).
+    expect(archive.summarizedMessages.map(key)).toEqual(historyRoots.map(key));
+    expect(key(archive.summaryMessage)).toBe(key(summaryRoot));
+    expect(checkpoint.summaryArchives.map(key)).toEqual([key(checkpoint.summaryArchive!)]);
+
+    // Later checkpoints of the run keep the summary fields.
+    const later = projection.finalAnswerFrames({ appended: [assistant], turnUsage: undefined, contextTokens: undefined, thinkingDurationsMs: [] });
+    client.ackAllSets();
+    const settled = (await later).at(-1)!.message.value as agent.ConversationStateStructure;
+    expect(settled.selfSummaryCount).toBe(1);
+    expect(key(settled.summary!)).toBe(key(checkpoint.summary!));
+  });
 });

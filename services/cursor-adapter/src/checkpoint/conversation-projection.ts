@@ -9,16 +9,25 @@
  * - tool round staged: one staged checkpoint (pending = the whole assistant
  *   with all its calls, roots unchanged);
  * - tool round settled: one settled checkpoint (roots += the round's messages,
- *   pending empty, read paths and todos updated).
+ *   pending empty, read paths, todos, mode and plan updated);
+ * - compaction: summary + summary_completed, then one settled checkpoint whose
+ *   roots are the system root and the compacted history (summary message,
+ *   request context, tail), with the summary fields: ConversationSummary,
+ *   a ConversationSummaryArchive (the replaced roots, the summary, the summary
+ *   root), the archive list and self_summary_count + 1. Every later checkpoint
+ *   of the run keeps them. The roots of kept messages are re-encoded from the
+ *   stored messages (identical bytes, so the same blob ids, for roots this
+ *   gateway wrote), so the next turn's import finds the compacted revision.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { AssistantMessage, Message, Usage } from "@byok/contracts";
-import { tools, type agent } from "@byok/cursor-protocol";
+import { agent, tools } from "@byok/cursor-protocol";
 import { rootBytesOf, rootJsonOf, systemRootJson } from "../root-codec/root-json.ts";
 import { turnEndedMessage } from "../interaction/turn-ended.ts";
-import { buildCheckpoint, checkpointMessage, referencedBlobIds } from "./checkpoint-builder.ts";
+import { interactionMessage } from "../interaction/update-message.ts";
+import { buildCheckpoint, checkpointMessage, referencedBlobIds, type CheckpointSummary } from "./checkpoint-builder.ts";
 import type { ClientBlobs } from "./client-blobs.ts";
-import { BLOB_ID_BYTES } from "./blob-id.ts";
+import { BLOB_ID_BYTES, blobKey } from "./blob-id.ts";
 import { todoBlob } from "./todo-blobs.ts";
 import { stepBlobsOf, toolCallStepBlob, turnBlob, userMessageBlob } from "./turn-blobs.ts";
 
@@ -73,6 +82,15 @@ export interface ToolRoundSettled {
   contextTokens: bigint | undefined;
 }
 
+export interface CompactionCommit {
+  /** The new revision's whole history: summary message, request context, tail. */
+  history: readonly Message[];
+  /** The summary text (without the summary message's wrapping). */
+  summary: string;
+  /** Estimate of the new context. */
+  contextTokens: bigint | undefined;
+}
+
 const encoder = new TextEncoder();
 
 export class ConversationProjection {
@@ -90,6 +108,8 @@ export class ConversationProjection {
   #todoIds: readonly Uint8Array[];
   #mode: agent.AgentMode | undefined;
   #planId: Uint8Array | undefined;
+  /** Set once this run compacted the history. */
+  #summary: CheckpointSummary | undefined;
 
   constructor(setup: ProjectionSetup) {
     this.#setup = setup;
@@ -101,6 +121,7 @@ export class ConversationProjection {
     for (const turn of setup.base.turns) this.#blobs.markHeld(turn);
     for (const todo of setup.base.todos) this.#blobs.markHeld(todo);
     if (setup.base.plan !== undefined) this.#blobs.markHeld(setup.base.plan);
+    for (const id of [setup.base.summary, setup.base.summaryArchive, ...setup.base.summaryArchives]) if (id !== undefined && id.length > 0) this.#blobs.markHeld(id);
     const systemRoot = this.#putRoot(encoder.encode(systemRootJson(setup.systemText)));
     this.#settledRoots = [systemRoot, ...setup.historyRoots];
     this.#userMessageId = setup.turn ? this.#blobs.put(userMessageBlob(setup.turn.userMessage)) : undefined;
@@ -176,6 +197,46 @@ export class ConversationProjection {
     return [checkpointMessage(settled)];
   }
 
+  /**
+   * The compacted history's roots and the summary blobs SET and acknowledged,
+   * then summary, summary_completed and the settled checkpoint.
+   */
+  async compactionFrames(commit: CompactionCommit): Promise<agent.AgentServerMessage[]> {
+    const newRoots = commit.history.map((m) => this.#putRoot(rootBytesOf(m)));
+    const summaryRoot = newRoots[0];
+    if (summaryRoot === undefined) throw new Error("a compaction without a summary message");
+    const kept = new Set(newRoots.map(blobKey));
+    const replaced = this.#settledRoots.slice(1).filter((root) => !kept.has(blobKey(root)));
+    const summaryId = this.#blobs.put(toBinary(agent.ConversationSummarySchema, create(agent.ConversationSummarySchema, { summary: commit.summary })));
+    const archiveId = this.#blobs.put(
+      toBinary(
+        agent.ConversationSummaryArchiveSchema,
+        // window_tail 0: none of the summarized roots stays in the window (the kept ones are not listed).
+        create(agent.ConversationSummaryArchiveSchema, { summarizedMessages: replaced, summary: commit.summary, windowTail: 0, summaryMessage: summaryRoot }),
+      ),
+    );
+    await Promise.all([this.initialBlobsAcked(), this.#blobs.whenAcked([...newRoots, summaryId, archiveId])]);
+    await this.#takeSavedRoots();
+
+    const previous = this.#summary;
+    const base = this.#setup.base;
+    this.#summary = {
+      summary: summaryId,
+      archive: archiveId,
+      archives: [...(previous?.archives ?? base.summaryArchives), archiveId],
+      selfSummaryCount: (previous?.selfSummaryCount ?? base.selfSummaryCount) + 1,
+    };
+    this.#noteContext(commit.contextTokens);
+    this.#settledRoots = [this.#settledRoots[0] as Uint8Array, ...newRoots];
+    const settled = this.#checkpoint(this.#settledRoots, []);
+    this.#lastSettled = settled;
+    return [
+      interactionMessage({ case: "summary", value: create(agent.SummaryUpdateSchema, { summary: commit.summary }) }),
+      interactionMessage({ case: "summaryCompleted", value: create(agent.SummaryCompletedUpdateSchema) }),
+      checkpointMessage(settled),
+    ];
+  }
+
   /** The last settled checkpoint again (the success tail repeats it), if there is one. */
   repeatSettledFrame(): agent.AgentServerMessage | undefined {
     return this.#lastSettled === undefined ? undefined : checkpointMessage(this.#lastSettled);
@@ -217,6 +278,7 @@ export class ConversationProjection {
       maxTokens: this.#setup.contextWindow,
       mode: this.#mode,
       plan: this.#planId,
+      summary: this.#summary,
     });
     // The barrier: nothing goes out that references a blob the client has not confirmed.
     this.#blobs.assertAcked(referencedBlobIds(checkpoint));

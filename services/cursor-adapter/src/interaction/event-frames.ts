@@ -2,9 +2,9 @@
  * ClientEvents (the run owner's ephemeral UI stream) -> Cursor interaction
  * updates. Thinking blocks become thinking_delta* + thinking_completed{ms};
  * text becomes text_delta; usage becomes token_delta; tool-call events become
- * tool card placeholders (tool-call-frames.ts). A sequence gap (lost events or
- * a new owner; ClientEventOrder of @byok/run-client decides) closes whatever UI
- * block is open.
+ * tool card placeholders (tool-call-frames.ts); compaction_started becomes
+ * summary_started. A sequence gap (lost events or a new owner; ClientEventOrder
+ * of @byok/run-client decides) closes whatever UI block is open.
  */
 import { create } from "@bufbuild/protobuf";
 import type { ClientEvent, ClientModelCallIndex } from "@byok/contracts";
@@ -87,6 +87,11 @@ export class EventFrames {
       case "toolCallEnd":
         this.closeOpenBlocks();
         this.toolCalls.end(e.value);
+        return;
+      case "compactionStarted":
+        // The run owner summarizes the history now; the COMPACTED commit brings the summary and its end.
+        this.closeOpenBlocks();
+        this.#send({ case: "summaryStarted", value: create(agent.SummaryStartedUpdateSchema) });
         return;
       case undefined:
         return;

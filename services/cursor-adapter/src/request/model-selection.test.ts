@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
 import { parseGatewayConfig } from "@byok/platform";
 import { checkRunRequest } from "./check-run-request.ts";
-import { parseModelId, selectModel } from "./model-selection.ts";
+import { contextTokensOf, parseModelId, selectModel } from "./model-selection.ts";
 
 const { models } = parseGatewayConfig(
   {
@@ -43,6 +43,16 @@ describe("model selection", () => {
 
     const noEfforts = selectModel(runRequest({ requestedModel: { modelId: "plain", parameters: [{ id: "reasoning", value: "low" }] } }), models);
     expect(noEfforts.kind === "ok" && noEfforts.spec.effort).toBeUndefined();
+  });
+
+  it("takes the context picker's window within the configured one, and the tokenizer of the model family", () => {
+    const small = selectModel(runRequest({ requestedModel: { modelId: "sonnet", parameters: [{ id: "context", value: "8k" }] } }), models);
+    expect(small).toMatchObject({ kind: "ok", spec: { contextWindow: 8000, tokenizer: "bytes" }, ignoredParameters: [] });
+    const larger = selectModel(runRequest({ requestedModel: { modelId: "sonnet[context=1m]", isVariantStringRepresentation: true } }), models);
+    expect(larger).toMatchObject({ kind: "ok", spec: { contextWindow: 200000 }, ignoredParameters: ["context=1m"] });
+    expect([contextTokensOf("200k"), contextTokensOf("1m"), contextTokensOf("128000"), contextTokensOf("356K (Custom)"), contextTokensOf("big")]).toEqual([
+      200000, 1000000, 128000, 356000, undefined,
+    ]);
   });
 
   it("understands variant strings", () => {

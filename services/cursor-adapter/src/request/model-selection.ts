@@ -2,12 +2,16 @@
  * Which BYOK model the run uses and with which settings: the picker id from
  * requested_model (or model_details), possibly a variant string
  * `id[reasoning=high,fast=true]`, plus the parameters Cursor sends back with the
- * ids our model list declared ("reasoning" / "effort", "fast").
+ * ids our model list declared ("reasoning" / "effort", "fast") and Cursor's
+ * context picker ("context": "200k", "1m", a token count), which sets the
+ * context window the run worker budgets against: the chosen window when it is
+ * within the model's configured one, else the configured one (a larger choice
+ * is reported as ignored).
  */
 import { create } from "@bufbuild/protobuf";
 import { ModelSpecSchema, type ModelSpec } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
-import { effortSchema, type ModelConfig } from "@byok/platform";
+import { effortSchema, modelTokenizer, type ModelConfig } from "@byok/platform";
 import { requestedModelId } from "./check-run-request.ts";
 
 export type ModelSelection =
@@ -15,6 +19,7 @@ export type ModelSelection =
   | { kind: "unknown_model"; modelId: string };
 
 const EFFORT_PARAMETER_IDS = new Set(["reasoning", "effort"]);
+export const CONTEXT_PARAMETER_ID = "context";
 
 export function selectModel(runRequest: agent.AgentRunRequest, models: readonly ModelConfig[]): ModelSelection {
   const { baseId, parameters } = parseModelId(requestedModelId(runRequest));
@@ -25,7 +30,14 @@ export function selectModel(runRequest: agent.AgentRunRequest, models: readonly 
 
   const ignoredParameters: string[] = [];
   let effort: string | undefined;
+  let contextWindow = model.contextWindow;
   for (const [id, value] of parameters) {
+    if (id === CONTEXT_PARAMETER_ID) {
+      const chosen = contextTokensOf(value);
+      if (chosen !== undefined && chosen <= model.contextWindow) contextWindow = chosen;
+      else ignoredParameters.push(`${id}=${value}`);
+      continue;
+    }
     if (!EFFORT_PARAMETER_IDS.has(id)) continue;
     const parsed = effortSchema.safeParse(value);
     if (parsed.success && model.efforts.includes(parsed.data)) effort = parsed.data;
@@ -33,7 +45,8 @@ export function selectModel(runRequest: agent.AgentRunRequest, models: readonly 
   }
   const spec = create(ModelSpecSchema, {
     modelId: model.id,
-    contextWindow: model.contextWindow,
+    contextWindow,
+    tokenizer: modelTokenizer(model),
     fast: parameters.get("fast") === "true",
     ...(effort === undefined ? {} : { effort }),
     ...(model.maxOutputTokens === undefined ? {} : { maxOutputTokens: model.maxOutputTokens }),
@@ -51,4 +64,13 @@ export function parseModelId(raw: string): { baseId: string; parameters: Map<str
     if (eq > 0) parameters.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
   }
   return { baseId: (variant[1] ?? "").trim(), parameters };
+}
+
+/** "200k" -> 200000, "1m" -> 1000000, "128000" -> 128000, "356K (Custom)" -> 356000; undefined when unreadable. */
+export function contextTokensOf(value: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)\s*([km]?)\b/i.exec(value.trim());
+  if (match === null) return undefined;
+  const unit = (match[2] ?? "").toLowerCase();
+  const tokens = Math.round(Number(match[1]) * (unit === "k" ? 1_000 : unit === "m" ? 1_000_000 : 1));
+  return tokens > 0 ? tokens : undefined;
 }

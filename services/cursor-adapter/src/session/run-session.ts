@@ -183,7 +183,7 @@ class CursorRunSession implements RunSession {
       blobs: this.#blobs,
       systemText: plan.systemText,
       historyRoots: plan.historyRoots,
-      contextWindow: plan.model.contextWindow,
+      contextWindow: plan.run.model?.contextWindow ?? plan.model.contextWindow,
       mode: plan.mode,
       turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
       // Best effort: without it the next turn asks the client for the blob instead.

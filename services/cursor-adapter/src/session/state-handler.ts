@@ -96,6 +96,14 @@ export class StateHandler {
         return { kind: "frames", messages: [] };
       case CommitCause.TOOL_ROUND_SETTLED:
         return { kind: "frames", messages: await rounds.settled(committed) };
+      case CommitCause.COMPACTED: {
+        const compaction = committed.compaction;
+        if (compaction === undefined || compaction.history.length === 0) return { kind: "rejected", error: "a compaction commit without its history" };
+        return {
+          kind: "frames",
+          messages: await projection.compactionFrames({ history: compaction.history, summary: compaction.summary, contextTokens: committed.contextTokens }),
+        };
+      }
       case CommitCause.UNSPECIFIED:
         return { kind: "rejected", error: "state commit without a cause" };
       default:

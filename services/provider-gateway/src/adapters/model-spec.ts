@@ -5,7 +5,9 @@
  * effort = ModelSpec.effort, else the model's configured default, and it must
  * be one of the model's configured efforts; max output = ModelSpec, else the
  * model's configured maxOutputTokens, never above that limit; `fast` cannot
- * be honoured by a fixed BYOK endpoint.
+ * be honoured by a fixed BYOK endpoint. `disable_thinking` (compaction
+ * summaries) picks the least effort the model lists ("none", "minimal", then
+ * "low") and otherwise sends none; adapters with a thinking switch turn it off.
  */
 import type { ModelSpec } from "@byok/contracts";
 import { effortSchema, type Effort } from "@byok/platform";
@@ -16,7 +18,10 @@ export function checkSpec(spec: ModelSpec | undefined, route: Route): void {
   if (spec?.fast === true) throw new RequestRejection("config", `model ${route.id}: fast mode is not available on a BYOK endpoint`);
 }
 
+const LEAST_EFFORTS: readonly Effort[] = ["none", "minimal", "low"];
+
 export function resolveEffort(spec: ModelSpec | undefined, route: Route): Effort | undefined {
+  if (spec?.disableThinking === true) return LEAST_EFFORTS.find((e) => route.efforts.includes(e));
   const requested = spec?.effort;
   if (requested === undefined) return route.effort;
   const parsed = effortSchema.safeParse(requested);

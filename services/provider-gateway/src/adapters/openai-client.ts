@@ -8,6 +8,7 @@ import type { Logger } from "@byok/platform";
 import type { Route } from "../routes.ts";
 import type { PassThroughRequest, PassThroughTarget } from "./adapter.ts";
 import { sdkLogger } from "./sdk-logger.ts";
+import { isContextOverflow } from "../context-overflow.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
 
 export function createOpenAiClient(route: Route, log: Logger): OpenAI {
@@ -37,12 +38,16 @@ export function openAiSendFailure(error: unknown): SendFailure {
   if (error instanceof OpenAI.APIConnectionError) return { kind: "connection", message: causeMessage(error), timeout: false };
   if (error instanceof OpenAI.APIError && typeof error.status === "number") {
     const body = describeErrorBody(error.error);
+    const providerCode = body.code ?? error.code ?? undefined;
+    const message = body.message ?? error.message;
     return {
       kind: "http",
       status: error.status,
-      message: body.message ?? error.message,
-      providerCode: body.code ?? error.code ?? undefined,
+      message,
+      providerCode,
       retryAfterMs: retryAfterMs(error.headers),
+      // Both OpenAI endpoint kinds report an overflow the same way before the stream.
+      contextOverflow: isContextOverflow("openai-chat", { code: providerCode, message }),
     };
   }
   return { kind: "connection", message: error instanceof Error ? error.message : String(error), timeout: false };

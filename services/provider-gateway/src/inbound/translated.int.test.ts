@@ -155,7 +155,11 @@ function lastUpstream(kind: ProviderKind): Json {
 }
 
 function systemOf(kind: ProviderKind, body: Json): unknown {
-  return kind === "openai-chat" ? body["messages"][0] : kind === "openai-responses" ? body["instructions"] : body["system"];
+  if (kind === "openai-chat") return body["messages"][0];
+  if (kind === "openai-responses") return body["instructions"];
+  // Claude routes cache the system prompt: its text sits in a block with cache_control.
+  const system = body["system"];
+  return Array.isArray(system) ? system.map((block: Json) => block["text"]).join("") : system;
 }
 
 function inputTokensOf(client: ProviderKind, usage: Json | undefined): number | undefined {

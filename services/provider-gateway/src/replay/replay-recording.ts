@@ -50,6 +50,8 @@ export async function replayRecording(kind: ProviderKind, file: string, onEvent:
       thinkingBudgetTokens: undefined,
       replayReasoningContent: true,
       reasoningSummary: undefined,
+      promptCaching: false,
+      promptCacheBreakpoints: "automatic",
     };
     const request = create(ModelRequestSchema, {
       callId: "replay:1",

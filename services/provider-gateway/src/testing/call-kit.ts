@@ -47,6 +47,8 @@ export function testRoute(kind: ProviderKind, llm: Pick<MockLlm, "baseUrl">, ove
     thinkingBudgetTokens: undefined,
     replayReasoningContent: false,
     reasoningSummary: undefined,
+    promptCaching: false,
+    promptCacheBreakpoints: "automatic",
     ...overrides,
   };
 }

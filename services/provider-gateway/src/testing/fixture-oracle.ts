@@ -64,10 +64,10 @@ function chatExpectation(payloads: Json[]): FixtureExpectation {
   let thinking = "";
   let finish: string | undefined;
   let usage: Json | undefined;
-  let errored = false;
+  let errored: boolean | "overflow" = false;
   const calls = new Map<number, { callId: string; name: string; args: string }>();
   for (const p of payloads) {
-    if (p["error"]) errored = true;
+    if (p["error"]) errored = p["error"].code === "context_length_exceeded" ? "overflow" : true;
     if (p["usage"]) usage = p["usage"];
     for (const choice of p["choices"] ?? []) {
       const delta = choice.delta ?? {};
@@ -82,7 +82,7 @@ function chatExpectation(payloads: Json[]): FixtureExpectation {
     }
   }
   const toolCalls = [...calls.values()].map((c) => ({ callId: c.callId, name: c.name, arguments: JSON.parse(c.args === "" ? "{}" : c.args) as unknown }));
-  const failureKind = errored ? "PROVIDER_ERROR" : finish === undefined ? "TRUNCATED" : finish === "length" ? "LENGTH" : finish === "content_filter" ? "REFUSAL" : undefined;
+  const failureKind = errored === "overflow" ? "CONTEXT_OVERFLOW" : errored ? "PROVIDER_ERROR" : finish === undefined ? "TRUNCATED" : finish === "length" ? "LENGTH" : finish === "content_filter" ? "REFUSAL" : undefined;
   return {
     outcome: failureKind === undefined ? "ok" : "failed",
     failureKind,
@@ -109,7 +109,7 @@ function responsesExpectation(payloads: Json[]): FixtureExpectation {
   let thinking = "";
   const calls: Array<{ callId: string; name: string; args: string; done: string | undefined; itemId: string }> = [];
   let terminal: Json | undefined;
-  let failed = false;
+  let failed: boolean | "overflow" = false;
   for (const p of payloads) {
     switch (p["type"]) {
       case "response.output_text.delta":
@@ -134,7 +134,7 @@ function responsesExpectation(payloads: Json[]): FixtureExpectation {
       }
       case "error":
       case "response.failed":
-        failed = true;
+        failed = (p["error"] ?? p["response"]?.error)?.code === "context_length_exceeded" ? "overflow" : true;
         break;
       case "response.completed":
       case "response.incomplete":
@@ -144,7 +144,9 @@ function responsesExpectation(payloads: Json[]): FixtureExpectation {
   }
   const response: Json | undefined = terminal?.["response"];
   const failureKind = failed
-    ? "PROVIDER_ERROR"
+    ? failed === "overflow"
+      ? "CONTEXT_OVERFLOW"
+      : "PROVIDER_ERROR"
     : terminal === undefined
       ? "TRUNCATED"
       : terminal["type"] === "response.incomplete"
@@ -181,7 +183,7 @@ function anthropicExpectation(payloads: Json[]): FixtureExpectation {
   let usage: Json | undefined;
   let stopReason: string | undefined;
   let stopped = false;
-  let errored = false;
+  let errored: boolean | "overflow" = false;
   const blocks: Json[] = [];
   for (const p of payloads) {
     switch (p["type"]) {
@@ -211,12 +213,14 @@ function anthropicExpectation(payloads: Json[]): FixtureExpectation {
         stopped = true;
         break;
       case "error":
-        errored = true;
+        errored = /^prompt is too long/.test(p["error"]?.message ?? "") ? "overflow" : true;
         break;
     }
   }
   const failureKind = errored
-    ? "PROVIDER_ERROR"
+    ? errored === "overflow"
+      ? "CONTEXT_OVERFLOW"
+      : "PROVIDER_ERROR"
     : !stopped
       ? "TRUNCATED"
       : stopReason === "end_turn" || stopReason === "stop_sequence" || stopReason === "tool_use"

@@ -3,8 +3,9 @@
  * retention_days is deleted, the one exception to append-only storage.
  *
  * The unit is a conversation: once any of its stored messages (or blobs) is
- * older than the cut-off, its whole stored history goes (messages, revisions,
- * tool rounds and results, the blobs no other conversation refers to), in one
+ * older than the cut-off, its whole stored history goes (messages, revisions
+ * with the compacted ones and their context anchors, tool rounds and results,
+ * the blobs no other conversation refers to), in one
  * transaction that sets `byok.retention_purge` so the append-only triggers let
  * those DELETEs through (migration 4). A history is a chain: keeping its newer
  * part without the start would hand a model a silently truncated history.
@@ -90,6 +91,9 @@ async function purgeConversation(tx: Transaction, conversation: ExpiredConversat
   counts.conversations = 1;
   counts.toolResults = await deleted(tx, "DELETE FROM tool_results WHERE run_id IN (SELECT id FROM runs WHERE conversation_id = $1)", [id]);
   counts.toolRounds = await deleted(tx, "DELETE FROM tool_rounds WHERE run_id IN (SELECT id FROM runs WHERE conversation_id = $1)", [id]);
+  // Context anchors measure revisions (migration 5); they go with them. Compacted revisions
+  // (compacted_from_id) point only into their own conversation, so one DELETE takes the whole set.
+  await query(tx, "DELETE FROM context_anchors WHERE revision_id IN (SELECT id FROM revisions WHERE conversation_id = $1)", [id]);
   counts.revisions = await deleted(tx, "DELETE FROM revisions WHERE conversation_id = $1", [id]);
   counts.messages = await deleted(tx, "DELETE FROM messages WHERE conversation_id = $1", [id]);
   // A blob goes only when no other conversation refers to it (blobs are shared by content).

@@ -8,8 +8,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { RunStatus, StoreErrorKind } from "@byok/contracts";
-import { startTestStore, userText, type TestStore } from "../store-test-harness.ts";
+import { RunStatus, StoreErrorKind, UserOrigin } from "@byok/contracts";
+import { assistantText, startTestStore, userText, type TestStore } from "../store-test-harness.ts";
 
 const DAY = 86_400_000;
 
@@ -140,5 +140,63 @@ describe("audit log and retention", () => {
     expect((await store.call("purgeContent", {})).purge).toMatchObject({ conversations: 0 });
     await store.call("finishRun", { runId: "busy", status: RunStatus.COMPLETED });
     expect((await store.call("purgeContent", {})).purge).toMatchObject({ conversations: 1, messages: 1, blobs: 1 });
+  });
+
+  it("purges a compacted conversation whole: both chains, the summary and the context anchors", async () => {
+    const team = (await store.call("createTeam", { name: "long", retentionDays: 7 })).team!;
+    const memberId = (await store.call("createMember", { name: "dana", teamId: team.teamId })).member!.memberId;
+    const conversationId = "c-long";
+    const begun = await store.call("beginRun", { runId: "long-1", conversationId, memberId, initialMessages: [userText("<ctx>", "request-context:1"), userText("turn one", "u1")] });
+    const answered = await store.call("appendMessages", {
+      runId: "long-1",
+      expectedHeadRevisionId: begun.run!.startRevisionId,
+      messages: [assistantText("answer one")],
+      providerCallIndex: 1,
+      requestInputTokens: 900n,
+    });
+    const asked = await store.call("appendMessages", { runId: "long-1", expectedHeadRevisionId: answered.revisionId, messages: [userText("turn two", "u2")] });
+    const history = await store.call("getRevisionMessages", { revisionId: asked.revisionId });
+    // The audit and retention triggers let a compaction through like any other write.
+    const compacted = await store.call("compactHistory", {
+      runId: "long-1",
+      expectedHeadRevisionId: asked.revisionId,
+      summary: { body: { case: "user", value: { clientId: "summary:x", origin: UserOrigin.SUMMARY, content: [{ part: { case: "text", value: { text: "they asked one thing" } } }] } } },
+      keptMessageIds: [history.messageIds[0]!, history.messageIds[3]!],
+      summarizedCount: 2,
+      providerCallIndex: 2,
+    });
+    expect(compacted.error).toBeUndefined();
+    const final = await store.call("appendMessages", {
+      runId: "long-1",
+      expectedHeadRevisionId: compacted.revisionId,
+      messages: [assistantText("answer two")],
+      providerCallIndex: 3,
+      requestInputTokens: 400n,
+    });
+    expect(final.error).toBeUndefined();
+    await store.call("finishRun", { runId: "long-1", status: RunStatus.COMPLETED });
+    const anchors = async () => Number((await store.sql("SELECT count(*) AS n FROM context_anchors a JOIN revisions r ON r.id = a.revision_id WHERE r.conversation_id = $1", [conversationId])).rows[0].n);
+    expect(await anchors()).toBe(2);
+    await expect(store.sql("DELETE FROM context_anchors")).rejects.toThrow(/append-only/);
+    await expect(store.sql("UPDATE context_anchors SET input_tokens = 1")).rejects.toThrow(/append-only/);
+
+    now += 8 * DAY;
+    const { purge, error } = await store.call("purgeContent", {});
+    expect(error).toBeUndefined();
+    // Messages: context, turn one, answer one, turn two, the summary, answer two; revisions: the
+    // start, two appends, the compacted root and the append after it.
+    expect(purge).toMatchObject({ conversations: 1, messages: 6, revisions: 5 });
+    expect(Number((await store.sql("SELECT count(*) AS n FROM context_anchors")).rows[0].n)).toBe(0);
+    expect(Number((await store.sql("SELECT count(*) AS n FROM revisions WHERE conversation_id = $1", [conversationId])).rows[0].n)).toBe(0);
+    expect((await store.call("getRun", { runId: "long-1" })).run).toMatchObject({ status: RunStatus.COMPLETED, headRevisionId: "" });
+
+    // The client's compacted history comes back as a fresh one.
+    const again = await store.call("importHistory", {
+      conversationId,
+      memberId,
+      messages: [compacted.messages[0]!, userText("<ctx>", "request-context:1"), userText("turn two", "u2"), assistantText("answer two")],
+    });
+    expect(again.error).toBeUndefined();
+    expect((await store.call("getRevisionMessages", { revisionId: again.revisionId })).messages).toHaveLength(4);
   });
 });

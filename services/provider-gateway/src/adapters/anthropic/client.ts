@@ -8,6 +8,7 @@ import type { Logger } from "@byok/platform";
 import type { Route } from "../../routes.ts";
 import type { PassThroughRequest, PassThroughTarget } from "../adapter.ts";
 import { sdkLogger } from "../sdk-logger.ts";
+import { isContextOverflow } from "../../context-overflow.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../../upstream-errors.ts";
 
 export function createAnthropicClient(route: Route, log: Logger): Anthropic {
@@ -44,7 +45,14 @@ export function anthropicSendFailure(error: unknown): SendFailure {
   }
   if (error instanceof Anthropic.APIError && typeof error.status === "number") {
     const body = describeErrorBody(error.error);
-    return { kind: "http", status: error.status, message: body.message ?? error.message, providerCode: body.code, retryAfterMs: retryAfterMs(error.headers) };
+    return {
+      kind: "http",
+      status: error.status,
+      message: body.message ?? error.message,
+      providerCode: body.code,
+      retryAfterMs: retryAfterMs(error.headers),
+      contextOverflow: isContextOverflow("anthropic", body),
+    };
   }
   return { kind: "connection", message: error instanceof Error ? error.message : String(error), timeout: false };
 }

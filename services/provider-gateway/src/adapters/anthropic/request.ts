@@ -13,6 +13,10 @@
  *   as text + tool_use blocks (visible reasoning cannot be replayed: it has no
  *   signature); consecutive tool results -> one user message of tool_result
  *   blocks. Empty text blocks are left out (the API rejects them).
+ * - Prompt caching (routes with promptCaching): cache_control breakpoints as
+ *   cache-breakpoints.ts places them.
+ * - disable_thinking: `thinking:{type:"disabled"}` on thinking models, no
+ *   output effort.
  * Deterministic, and `messages` is the last key (byte-prefix property).
  */
 import type { AssistantMessage, Message, ModelRequest, ToolResultMessage } from "@byok/contracts";
@@ -22,16 +26,35 @@ import { imageBase64, toolCallArguments, toolParameters, userParts } from "../hi
 import { checkSpec, resolveEffort, resolveMaxOutputTokens } from "../model-spec.ts";
 import { decodeReplay } from "../replay-codec.ts";
 import { mergeLayout, visibleParts } from "../replay-layout.ts";
+import { automaticBreakpoint, markHistory, markSystemAndTools } from "./cache-breakpoints.ts";
 import { anthropicReplaySchema, type ThinkingBlock } from "./replay.ts";
 
-type UserBlock =
+export interface AnthropicCacheControl {
+  type: "ephemeral";
+}
+
+type UserBlock = (
   | { type: "text"; text: string }
   | { type: "image"; source: { type: "base64"; media_type: string; data: string } }
-  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: true };
+  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: true }
+) & { cache_control?: AnthropicCacheControl };
 
 type AssistantBlock = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> } | ThinkingBlock;
 
-type AnthropicMessage = { role: "user"; content: UserBlock[] } | { role: "assistant"; content: AssistantBlock[] };
+export type AnthropicMessage = { role: "user"; content: UserBlock[] } | { role: "assistant"; content: AssistantBlock[] };
+
+export interface AnthropicSystemBlock {
+  type: "text";
+  text: string;
+  cache_control?: AnthropicCacheControl;
+}
+
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
+}
 
 export type AnthropicThinking = { type: "enabled"; budget_tokens: number } | { type: "adaptive" } | { type: "disabled" };
 
@@ -41,8 +64,10 @@ export interface AnthropicRequestBody {
   stream: true;
   thinking?: AnthropicThinking;
   output_config?: { effort: string };
-  system?: string;
-  tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
+  system?: string | AnthropicSystemBlock[];
+  tools?: AnthropicTool[];
+  /** Request-level (automatic) cache breakpoint. */
+  cache_control?: AnthropicCacheControl;
   messages: AnthropicMessage[];
 }
 
@@ -52,27 +77,38 @@ export function buildAnthropicRequest(request: ModelRequest, route: Route): Anth
   const maxTokens = resolveMaxOutputTokens(request.spec, route);
   if (maxTokens === undefined)
     throw new RequestRejection("config", `model ${route.id}: Anthropic requires max_tokens; set maxOutputTokens for the model or send a max output in the ModelSpec`);
+  const noThinking = request.spec?.disableThinking === true;
   let thinking: AnthropicThinking | undefined;
   if (route.supportsThinking) {
-    if (effort === "none") thinking = { type: "disabled" };
+    if (effort === "none" || noThinking) thinking = { type: "disabled" };
     else if (route.thinkingBudgetTokens !== undefined) {
       if (route.thinkingBudgetTokens >= maxTokens)
         throw new RequestRejection("config", `model ${route.id}: thinking budget ${route.thinkingBudgetTokens} must be below max_tokens ${maxTokens}`);
       thinking = { type: "enabled", budget_tokens: route.thinkingBudgetTokens };
     } else thinking = { type: "adaptive" };
   }
-  const outputEffort = effort === undefined || (effort === "none" && route.supportsThinking) ? undefined : effort;
-  const tools = request.prompt?.tools ?? [];
+  const outputEffort = noThinking || effort === undefined || (effort === "none" && route.supportsThinking) ? undefined : effort;
   const system = request.prompt?.systemText ?? "";
-  return {
+  const tools: AnthropicTool[] = (request.prompt?.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: toolParameters(t) }));
+  const messages = anthropicMessages(request.messages, route);
+  const head = {
     model: route.upstreamModel,
     max_tokens: maxTokens,
-    stream: true,
+    stream: true as const,
     ...(thinking === undefined ? {} : { thinking }),
     ...(outputEffort === undefined ? {} : { output_config: { effort: outputEffort } }),
-    ...(system === "" ? {} : { system }),
-    ...(tools.length === 0 ? {} : { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: toolParameters(t) })) }),
-    messages: anthropicMessages(request.messages, route),
+  };
+  if (!route.promptCaching) {
+    return { ...head, ...(system === "" ? {} : { system }), ...(tools.length === 0 ? {} : { tools }), messages };
+  }
+  const marked = markSystemAndTools(system, tools);
+  if (route.promptCacheBreakpoints === "blocks") markHistory(messages);
+  return {
+    ...head,
+    ...(marked.system === undefined ? {} : { system: marked.system }),
+    ...(marked.tools.length === 0 ? {} : { tools: marked.tools }),
+    ...(route.promptCacheBreakpoints === "automatic" ? { cache_control: automaticBreakpoint() } : {}),
+    messages,
   };
 }
 

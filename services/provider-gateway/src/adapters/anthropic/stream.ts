@@ -17,6 +17,7 @@
  *   input_tokens reported = input + cache_creation + cache_read (whole prompt).
  */
 import { ModelFailureKind, StopReason } from "@byok/contracts";
+import { isContextOverflow } from "../../context-overflow.ts";
 import { ProtocolViolation, type ModelEventWriter, type UsageInit } from "../../events.ts";
 import type { Route } from "../../routes.ts";
 import type { SseEvent } from "../../sse.ts";
@@ -251,14 +252,17 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   #error(data: Record<string, unknown>): void {
     const error = recordField(data, "error") ?? {};
     const type = stringField(error, "type");
+    const message = stringField(error, "message");
     const kind =
       type === "rate_limit_error"
         ? ModelFailureKind.RATE_LIMITED
         : type === "authentication_error" || type === "permission_error"
           ? ModelFailureKind.AUTH
-          : ModelFailureKind.PROVIDER_ERROR;
+          : isContextOverflow("anthropic", { code: type, message })
+            ? ModelFailureKind.CONTEXT_OVERFLOW
+            : ModelFailureKind.PROVIDER_ERROR;
     const retryable = type === "overloaded_error" || type === "api_error" || type === "rate_limit_error";
-    this.#fail(kind, `the endpoint reported an error in the stream: ${stringField(error, "message") ?? "no message"}`, {
+    this.#fail(kind, `the endpoint reported an error in the stream: ${message ?? "no message"}`, {
       retryable,
       ...(type === undefined ? {} : { providerCode: type }),
     });

@@ -17,6 +17,7 @@ import { ModelFailureKind, StopReason } from "@byok/contracts";
 import { ProtocolViolation, type ModelEventWriter, type UsageInit } from "../../events.ts";
 import type { Route } from "../../routes.ts";
 import type { SseEvent } from "../../sse.ts";
+import { isContextOverflow } from "../../context-overflow.ts";
 import { describeErrorBody } from "../../upstream-errors.ts";
 import type { DecodeStep, StreamDecoder } from "../adapter.ts";
 import { isRecord, numberField, parseEventPayload, recordField, stringField, tokens } from "../event-json.ts";
@@ -57,7 +58,8 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (usage !== undefined && Object.keys(usage).length > 0) this.#usage = usage;
     if ((chunk["error"] !== undefined && chunk["error"] !== null) || event.event === "error") {
       const { message, code } = describeErrorBody(chunk);
-      this.#fail(ModelFailureKind.PROVIDER_ERROR, `the endpoint reported an error in the stream: ${message ?? "no message"}`, code);
+      const kind = isContextOverflow("openai-chat", { code, message }) ? ModelFailureKind.CONTEXT_OVERFLOW : ModelFailureKind.PROVIDER_ERROR;
+      this.#fail(kind, `the endpoint reported an error in the stream: ${message ?? "no message"}`, code);
       return "end";
     }
     const choices = chunk["choices"];

@@ -58,7 +58,7 @@ export function buildResponsesRequest(request: ModelRequest, route: Route): Resp
   const system = request.prompt?.systemText ?? "";
   const reasoning: ReasoningParams = {
     ...(effort === undefined ? {} : { effort }),
-    ...(route.reasoningSummary === undefined ? {} : { summary: route.reasoningSummary }),
+    ...(route.reasoningSummary === undefined || request.spec?.disableThinking === true ? {} : { summary: route.reasoningSummary }),
   };
   const input: InputItem[] = [];
   for (const message of request.messages) input.push(...inputItems(message, route));

@@ -16,6 +16,7 @@
  * Unknown event and item types (hosted tools, annotations, ...) are ignored.
  */
 import { ModelFailureKind, StopReason } from "@byok/contracts";
+import { isContextOverflow } from "../../context-overflow.ts";
 import { ProtocolViolation, type ModelEventWriter, type UsageInit } from "../../events.ts";
 import type { Route } from "../../routes.ts";
 import type { SseEvent } from "../../sse.ts";
@@ -267,7 +268,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const inner = recordField(data, "error") ?? data;
     const message = stringField(inner, "message") ?? stringField(data, "message") ?? "no message";
     const code = stringField(inner, "code") ?? stringField(inner, "type") ?? stringField(data, "code");
-    this.#writer.fail(ModelFailureKind.PROVIDER_ERROR, `the endpoint reported an error in the stream: ${message}`, code === undefined ? {} : { providerCode: code });
+    const kind = isContextOverflow("openai-responses", { code, message }) ? ModelFailureKind.CONTEXT_OVERFLOW : ModelFailureKind.PROVIDER_ERROR;
+    this.#writer.fail(kind, `the endpoint reported an error in the stream: ${message}`, code === undefined ? {} : { providerCode: code });
   }
 
   #failed(data: Record<string, unknown>): void {
@@ -276,9 +278,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const usage = recordField(response, "usage");
     if (usage !== undefined) this.#writer.noteUsage(responsesUsage(usage));
     const code = error === undefined ? undefined : stringField(error, "code");
+    const message = error === undefined ? undefined : stringField(error, "message");
     this.#writer.fail(
-      ModelFailureKind.PROVIDER_ERROR,
-      `the response failed: ${(error === undefined ? undefined : stringField(error, "message")) ?? "no message"}`,
+      isContextOverflow("openai-responses", { code, message }) ? ModelFailureKind.CONTEXT_OVERFLOW : ModelFailureKind.PROVIDER_ERROR,
+      `the response failed: ${message ?? "no message"}`,
       code === undefined ? {} : { providerCode: code },
     );
   }

@@ -321,6 +321,14 @@ export enum UserOrigin {
    * @generated from enum value: USER_ORIGIN_RUNTIME = 3;
    */
   RUNTIME = 3,
+
+  /**
+   * The summary a compaction wrote of the history it replaced (the first
+   * message of a compacted revision).
+   *
+   * @generated from enum value: USER_ORIGIN_SUMMARY = 4;
+   */
+  SUMMARY = 4,
 }
 
 /**

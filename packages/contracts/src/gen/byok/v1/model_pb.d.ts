@@ -37,6 +37,9 @@ export declare type ModelSpec = Message<"byok.v1.ModelSpec"> & {
   maxOutputTokens?: number | undefined;
 
   /**
+   * Tokens of the model's context window: the client's context choice when it
+   * made one, else the model's configured window; unset = unknown (no budget).
+   *
    * @generated from field: optional uint32 context_window = 4;
    */
   contextWindow?: number | undefined;
@@ -45,6 +48,23 @@ export declare type ModelSpec = Message<"byok.v1.ModelSpec"> & {
    * @generated from field: bool fast = 5;
    */
   fast: boolean;
+
+  /**
+   * How the run worker counts tokens for its context estimate: a BPE encoding
+   * name ("o200k_base", "cl100k_base") for model families with a published
+   * tokenizer, "" = bytes per token calibrated from the provider's counts.
+   *
+   * @generated from field: string tokenizer = 6;
+   */
+  tokenizer: string;
+
+  /**
+   * No reasoning / thinking for this call (compaction summaries): the adapter
+   * turns thinking off where the endpoint can, else asks for the least effort.
+   *
+   * @generated from field: bool disable_thinking = 7;
+   */
+  disableThinking: boolean;
 };
 
 /**
@@ -695,6 +715,15 @@ export enum ModelFailureKind {
    * @generated from enum value: MODEL_FAILURE_KIND_OVER_LIMIT = 13;
    */
   OVER_LIMIT = 13,
+
+  /**
+   * The request did not fit the model's context window (the endpoint said so:
+   * OpenAI context_length_exceeded, Anthropic "prompt is too long", ...). The
+   * run worker compacts the history once and retries the call once.
+   *
+   * @generated from enum value: MODEL_FAILURE_KIND_CONTEXT_OVERFLOW = 14;
+   */
+  CONTEXT_OVERFLOW = 14,
 }
 
 /**

@@ -361,6 +361,12 @@ export declare type ClientEvent = Message<"byok.v1.ClientEvent"> & {
      */
     value: Usage;
     case: "usage";
+  } | {
+    /**
+     * @generated from field: byok.v1.CompactionStarted compaction_started = 13;
+     */
+    value: CompactionStarted;
+    case: "compactionStarted";
   } | { case: undefined; value?: undefined };
 };
 
@@ -369,6 +375,25 @@ export declare type ClientEvent = Message<"byok.v1.ClientEvent"> & {
  * Use `create(ClientEventSchema)` to create a new message.
  */
 export declare const ClientEventSchema: GenMessage<ClientEvent>;
+
+/**
+ * The run owner started summarizing the history (the summary call's own
+ * stream is not forwarded; the COMPACTED commit carries its result).
+ *
+ * @generated from message byok.v1.CompactionStarted
+ */
+export declare type CompactionStarted = Message<"byok.v1.CompactionStarted"> & {
+  /**
+   * @generated from field: byok.v1.CompactionReason reason = 1;
+   */
+  reason: CompactionReason;
+};
+
+/**
+ * Describes the message byok.v1.CompactionStarted.
+ * Use `create(CompactionStartedSchema)` to create a new message.
+ */
+export declare const CompactionStartedSchema: GenMessage<CompactionStarted>;
 
 /**
  * @generated from message byok.v1.ExecuteToolRound
@@ -390,6 +415,53 @@ export declare type ExecuteToolRound = Message<"byok.v1.ExecuteToolRound"> & {
  * Use `create(ExecuteToolRoundSchema)` to create a new message.
  */
 export declare const ExecuteToolRoundSchema: GenMessage<ExecuteToolRound>;
+
+/**
+ * What a COMPACTED commit replaced and with what.
+ *
+ * @generated from message byok.v1.Compaction
+ */
+export declare type Compaction = Message<"byok.v1.Compaction"> & {
+  /**
+   * The head the compaction replaced (the new revision's parent as a branch).
+   *
+   * @generated from field: string source_revision_id = 1;
+   */
+  sourceRevisionId: string;
+
+  /**
+   * The summary text the model wrote (without the summary message's wrapping).
+   *
+   * @generated from field: string summary = 2;
+   */
+  summary: string;
+
+  /**
+   * The whole history of the new revision: the summary message, the latest
+   * request-context message, then the kept tail, in order.
+   *
+   * @generated from field: repeated byok.v1.Message history = 3;
+   */
+  history: Message$1[];
+
+  /**
+   * Messages of the source history the summary stands for.
+   *
+   * @generated from field: uint32 summarized_count = 4;
+   */
+  summarizedCount: number;
+
+  /**
+   * @generated from field: byok.v1.CompactionReason reason = 5;
+   */
+  reason: CompactionReason;
+};
+
+/**
+ * Describes the message byok.v1.Compaction.
+ * Use `create(CompactionSchema)` to create a new message.
+ */
+export declare const CompactionSchema: GenMessage<Compaction>;
 
 /**
  * The barrier: the worker waits for the adapter's StateAck before the next model
@@ -435,7 +507,8 @@ export declare type StateCommitted = Message<"byok.v1.StateCommitted"> & {
   turnUsage?: Usage | undefined;
 
   /**
-   * Context size of the last model call (input + output) when known.
+   * Context size of the last model call (input + output) when known; after a
+   * compaction, the estimate of the new history.
    *
    * @generated from field: optional uint64 context_tokens = 7;
    */
@@ -445,6 +518,13 @@ export declare type StateCommitted = Message<"byok.v1.StateCommitted"> & {
    * @generated from field: string round_id = 8;
    */
   roundId: string;
+
+  /**
+   * Set for COMPACTED.
+   *
+   * @generated from field: optional byok.v1.Compaction compaction = 9;
+   */
+  compaction?: Compaction | undefined;
 };
 
 /**
@@ -644,6 +724,35 @@ export declare type StateAck = Message<"byok.v1.StateAck"> & {
 export declare const StateAckSchema: GenMessage<StateAck>;
 
 /**
+ * @generated from enum byok.v1.CompactionReason
+ */
+export enum CompactionReason {
+  /**
+   * @generated from enum value: COMPACTION_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The estimate of the next model call exceeded the context budget.
+   *
+   * @generated from enum value: COMPACTION_REASON_BUDGET = 1;
+   */
+  BUDGET = 1,
+
+  /**
+   * The endpoint refused the call as too long (CONTEXT_OVERFLOW).
+   *
+   * @generated from enum value: COMPACTION_REASON_OVERFLOW = 2;
+   */
+  OVERFLOW = 2,
+}
+
+/**
+ * Describes the enum byok.v1.CompactionReason.
+ */
+export declare const CompactionReasonSchema: GenEnum<CompactionReason>;
+
+/**
  * @generated from enum byok.v1.CommitCause
  */
 export enum CommitCause {
@@ -679,6 +788,14 @@ export enum CommitCause {
    * @generated from enum value: COMMIT_CAUSE_TOOL_ROUND_SETTLED = 4;
    */
   TOOL_ROUND_SETTLED = 4,
+
+  /**
+   * The history was compacted: revision_id is a new revision (a branch whose
+   * history is `compaction.history`), not a child of the previous head.
+   *
+   * @generated from enum value: COMMIT_CAUSE_COMPACTED = 5;
+   */
+  COMPACTED = 5,
 }
 
 /**

@@ -349,6 +349,14 @@ export declare type AppendMessagesRequest = Message<"byok.v1.AppendMessagesReque
    * @generated from field: uint32 provider_call_index = 4;
    */
   providerCallIndex: number;
+
+  /**
+   * Input tokens the provider reported for that call, whose request was built
+   * from expected_head_revision_id: kept as the revision's context anchor.
+   *
+   * @generated from field: optional uint64 request_input_tokens = 5;
+   */
+  requestInputTokens?: bigint | undefined;
 };
 
 /**
@@ -567,6 +575,20 @@ export declare type GetRevisionMessagesResponse = Message<"byok.v1.GetRevisionMe
    * @generated from field: repeated string revision_chain = 3;
    */
   revisionChain: string[];
+
+  /**
+   * Set when the chain starts at a compacted revision (its first revision).
+   *
+   * @generated from field: byok.v1.CompactionRecord compaction = 4;
+   */
+  compaction?: CompactionRecord | undefined;
+
+  /**
+   * The newest provider measurement of a prefix of this history, if any.
+   *
+   * @generated from field: byok.v1.ContextAnchor anchor = 5;
+   */
+  anchor?: ContextAnchor | undefined;
 };
 
 /**
@@ -574,6 +596,151 @@ export declare type GetRevisionMessagesResponse = Message<"byok.v1.GetRevisionMe
  * Use `create(GetRevisionMessagesResponseSchema)` to create a new message.
  */
 export declare const GetRevisionMessagesResponseSchema: GenMessage<GetRevisionMessagesResponse>;
+
+/**
+ * A model call's request was built from the first `message_count` messages of
+ * this history and the provider counted `input_tokens` for it (system prompt
+ * and tools included).
+ *
+ * @generated from message byok.v1.ContextAnchor
+ */
+export declare type ContextAnchor = Message<"byok.v1.ContextAnchor"> & {
+  /**
+   * @generated from field: string revision_id = 1;
+   */
+  revisionId: string;
+
+  /**
+   * @generated from field: uint32 message_count = 2;
+   */
+  messageCount: number;
+
+  /**
+   * @generated from field: uint64 input_tokens = 3;
+   */
+  inputTokens: bigint;
+};
+
+/**
+ * Describes the message byok.v1.ContextAnchor.
+ * Use `create(ContextAnchorSchema)` to create a new message.
+ */
+export declare const ContextAnchorSchema: GenMessage<ContextAnchor>;
+
+/**
+ * @generated from message byok.v1.CompactionRecord
+ */
+export declare type CompactionRecord = Message<"byok.v1.CompactionRecord"> & {
+  /**
+   * The compacted revision (a chain root).
+   *
+   * @generated from field: string revision_id = 1;
+   */
+  revisionId: string;
+
+  /**
+   * The head it replaced.
+   *
+   * @generated from field: string source_revision_id = 2;
+   */
+  sourceRevisionId: string;
+
+  /**
+   * @generated from field: uint32 summarized_count = 3;
+   */
+  summarizedCount: number;
+
+  /**
+   * @generated from field: string run_id = 4;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message byok.v1.CompactionRecord.
+ * Use `create(CompactionRecordSchema)` to create a new message.
+ */
+export declare const CompactionRecordSchema: GenMessage<CompactionRecord>;
+
+/**
+ * revision.compact: the run replaces its history by a new revision (no parent
+ * in the message chain; source_revision_id = the head it replaces) holding the
+ * summary message then the kept messages of the head's history, in order.
+ * Conditional on the active run + expected head; moves the head. Idempotent by
+ * (run_id, provider_call_index of the summary call). Kept ids not in the
+ * head's history, or out of order: INVALID.
+ *
+ * @generated from message byok.v1.CompactHistoryRequest
+ */
+export declare type CompactHistoryRequest = Message<"byok.v1.CompactHistoryRequest"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string expected_head_revision_id = 2;
+   */
+  expectedHeadRevisionId: string;
+
+  /**
+   * A user message with origin USER_ORIGIN_SUMMARY.
+   *
+   * @generated from field: byok.v1.Message summary = 3;
+   */
+  summary?: Message$1 | undefined;
+
+  /**
+   * @generated from field: repeated string kept_message_ids = 4;
+   */
+  keptMessageIds: string[];
+
+  /**
+   * @generated from field: uint32 summarized_count = 5;
+   */
+  summarizedCount: number;
+
+  /**
+   * The summary call's index (> 0).
+   *
+   * @generated from field: uint32 provider_call_index = 6;
+   */
+  providerCallIndex: number;
+};
+
+/**
+ * Describes the message byok.v1.CompactHistoryRequest.
+ * Use `create(CompactHistoryRequestSchema)` to create a new message.
+ */
+export declare const CompactHistoryRequestSchema: GenMessage<CompactHistoryRequest>;
+
+/**
+ * @generated from message byok.v1.CompactHistoryResponse
+ */
+export declare type CompactHistoryResponse = Message<"byok.v1.CompactHistoryResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: string revision_id = 1;
+   */
+  revisionId: string;
+
+  /**
+   * The new revision's whole history.
+   *
+   * @generated from field: repeated byok.v1.Message messages = 2;
+   */
+  messages: Message$1[];
+};
+
+/**
+ * Describes the message byok.v1.CompactHistoryResponse.
+ * Use `create(CompactHistoryResponseSchema)` to create a new message.
+ */
+export declare const CompactHistoryResponseSchema: GenMessage<CompactHistoryResponse>;
 
 /**
  * Content-addressed blobs (id = SHA-256 of the bytes).
@@ -842,6 +1009,14 @@ export declare type CreateToolRoundRequest = Message<"byok.v1.CreateToolRoundReq
    * @generated from field: uint32 provider_call_index = 5;
    */
   providerCallIndex: number;
+
+  /**
+   * As in AppendMessagesRequest: the call's reported input tokens (anchor of
+   * expected_head_revision_id).
+   *
+   * @generated from field: optional uint64 request_input_tokens = 6;
+   */
+  requestInputTokens?: bigint | undefined;
 };
 
 /**
@@ -1502,6 +1677,137 @@ export declare type MemberUsageResponse = Message<"byok.v1.MemberUsageResponse">
  * Use `create(MemberUsageResponseSchema)` to create a new message.
  */
 export declare const MemberUsageResponseSchema: GenMessage<MemberUsageResponse>;
+
+/**
+ * usage.cache: how much of the input the providers served from their prompt
+ * cache, per conversation and per model, from the ledger (one row per model
+ * call, as the provider gateway's accounting settled it; summary calls of a
+ * compaction included). A call counts by its start time, with the same range
+ * rules as member.usage. Sums cover only the calls that reported the field
+ * (`*_calls`); unset when none did. Conversations list run calls only; models
+ * also count the HTTP front's requests.
+ *
+ * @generated from message byok.v1.CacheUsageRequest
+ */
+export declare type CacheUsageRequest = Message<"byok.v1.CacheUsageRequest"> & {
+  /**
+   * "" = every member.
+   *
+   * @generated from field: string member_id = 1;
+   */
+  memberId: string;
+
+  /**
+   * @generated from field: string since = 2;
+   */
+  since: string;
+
+  /**
+   * @generated from field: string until = 3;
+   */
+  until: string;
+
+  /**
+   * Most conversations to list (newest first by their last call); 0 = 20.
+   *
+   * @generated from field: uint32 conversation_limit = 4;
+   */
+  conversationLimit: number;
+};
+
+/**
+ * Describes the message byok.v1.CacheUsageRequest.
+ * Use `create(CacheUsageRequestSchema)` to create a new message.
+ */
+export declare const CacheUsageRequestSchema: GenMessage<CacheUsageRequest>;
+
+/**
+ * @generated from message byok.v1.CacheUsageRow
+ */
+export declare type CacheUsageRow = Message<"byok.v1.CacheUsageRow"> & {
+  /**
+   * The conversation id (conversations) or the BYOK model id (models).
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * The conversation's member ("" for model rows).
+   *
+   * @generated from field: string member_id = 2;
+   */
+  memberId: string;
+
+  /**
+   * Model calls (ledger rows) in the range.
+   *
+   * @generated from field: uint32 calls = 3;
+   */
+  calls: number;
+
+  /**
+   * @generated from field: optional uint64 input_tokens = 4;
+   */
+  inputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 input_tokens_calls = 5;
+   */
+  inputTokensCalls: number;
+
+  /**
+   * @generated from field: optional uint64 cache_read_tokens = 6;
+   */
+  cacheReadTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 cache_read_tokens_calls = 7;
+   */
+  cacheReadTokensCalls: number;
+
+  /**
+   * @generated from field: optional uint64 cache_write_tokens = 8;
+   */
+  cacheWriteTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: uint32 cache_write_tokens_calls = 9;
+   */
+  cacheWriteTokensCalls: number;
+};
+
+/**
+ * Describes the message byok.v1.CacheUsageRow.
+ * Use `create(CacheUsageRowSchema)` to create a new message.
+ */
+export declare const CacheUsageRowSchema: GenMessage<CacheUsageRow>;
+
+/**
+ * @generated from message byok.v1.CacheUsageResponse
+ */
+export declare type CacheUsageResponse = Message<"byok.v1.CacheUsageResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: repeated byok.v1.CacheUsageRow conversations = 1;
+   */
+  conversations: CacheUsageRow[];
+
+  /**
+   * @generated from field: repeated byok.v1.CacheUsageRow models = 2;
+   */
+  models: CacheUsageRow[];
+};
+
+/**
+ * Describes the message byok.v1.CacheUsageResponse.
+ * Use `create(CacheUsageResponseSchema)` to create a new message.
+ */
+export declare const CacheUsageResponseSchema: GenMessage<CacheUsageResponse>;
 
 /**
  * @generated from enum byok.v1.StoreErrorKind

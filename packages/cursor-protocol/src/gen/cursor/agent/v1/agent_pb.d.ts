@@ -991,6 +991,13 @@ export declare type ConversationStateStructure = Message<"agent.v1.ConversationS
   tokenDetails?: ConversationTokenDetails | undefined;
 
   /**
+   * Blob id of a ConversationSummary: the latest summary of the history.
+   *
+   * @generated from field: optional bytes summary = 6;
+   */
+  summary?: Uint8Array | undefined;
+
+  /**
    * Blob id of the current ConversationPlan (CreatePlan).
    *
    * @generated from field: optional bytes plan = 7;
@@ -1008,6 +1015,27 @@ export declare type ConversationStateStructure = Message<"agent.v1.ConversationS
   mode?: AgentMode | undefined;
 
   /**
+   * Blob id of the latest ConversationSummaryArchive.
+   *
+   * @generated from field: optional bytes summary_archive = 11;
+   */
+  summaryArchive?: Uint8Array | undefined;
+
+  /**
+   * Blob ids of every ConversationSummaryArchive, oldest first.
+   *
+   * @generated from field: repeated bytes summary_archives = 13;
+   */
+  summaryArchives: Uint8Array[];
+
+  /**
+   * How many times the history was summarized.
+   *
+   * @generated from field: uint32 self_summary_count = 17;
+   */
+  selfSummaryCount: number;
+
+  /**
    * @generated from field: repeated string read_paths = 18;
    */
   readPaths: string[];
@@ -1018,6 +1046,57 @@ export declare type ConversationStateStructure = Message<"agent.v1.ConversationS
  * Use `create(ConversationStateStructureSchema)` to create a new message.
  */
 export declare const ConversationStateStructureSchema: GenMessage<ConversationStateStructure>;
+
+/**
+ * @generated from message agent.v1.ConversationSummary
+ */
+export declare type ConversationSummary = Message<"agent.v1.ConversationSummary"> & {
+  /**
+   * @generated from field: string summary = 1;
+   */
+  summary: string;
+};
+
+/**
+ * Describes the message agent.v1.ConversationSummary.
+ * Use `create(ConversationSummarySchema)` to create a new message.
+ */
+export declare const ConversationSummarySchema: GenMessage<ConversationSummary>;
+
+/**
+ * @generated from message agent.v1.ConversationSummaryArchive
+ */
+export declare type ConversationSummaryArchive = Message<"agent.v1.ConversationSummaryArchive"> & {
+  /**
+   * Blob ids of the root messages the summary replaced.
+   *
+   * @generated from field: repeated bytes summarized_messages = 1;
+   */
+  summarizedMessages: Uint8Array[];
+
+  /**
+   * @generated from field: string summary = 2;
+   */
+  summary: string;
+
+  /**
+   * @generated from field: uint32 window_tail = 3;
+   */
+  windowTail: number;
+
+  /**
+   * Blob id of the root message that carries the summary.
+   *
+   * @generated from field: bytes summary_message = 4;
+   */
+  summaryMessage: Uint8Array;
+};
+
+/**
+ * Describes the message agent.v1.ConversationSummaryArchive.
+ * Use `create(ConversationSummaryArchiveSchema)` to create a new message.
+ */
+export declare const ConversationSummaryArchiveSchema: GenMessage<ConversationSummaryArchive>;
 
 /**
  * @generated from message agent.v1.ConversationTokenDetails
@@ -1366,6 +1445,24 @@ export declare type InteractionUpdate = Message<"agent.v1.InteractionUpdate"> & 
     case: "tokenDelta";
   } | {
     /**
+     * @generated from field: agent.v1.SummaryUpdate summary = 9;
+     */
+    value: SummaryUpdate;
+    case: "summary";
+  } | {
+    /**
+     * @generated from field: agent.v1.SummaryStartedUpdate summary_started = 10;
+     */
+    value: SummaryStartedUpdate;
+    case: "summaryStarted";
+  } | {
+    /**
+     * @generated from field: agent.v1.SummaryCompletedUpdate summary_completed = 11;
+     */
+    value: SummaryCompletedUpdate;
+    case: "summaryCompleted";
+  } | {
+    /**
      * @generated from field: agent.v1.HeartbeatUpdate heartbeat = 13;
      */
     value: HeartbeatUpdate;
@@ -1390,6 +1487,50 @@ export declare type InteractionUpdate = Message<"agent.v1.InteractionUpdate"> & 
  * Use `create(InteractionUpdateSchema)` to create a new message.
  */
 export declare const InteractionUpdateSchema: GenMessage<InteractionUpdate>;
+
+/**
+ * @generated from message agent.v1.SummaryUpdate
+ */
+export declare type SummaryUpdate = Message<"agent.v1.SummaryUpdate"> & {
+  /**
+   * @generated from field: string summary = 1;
+   */
+  summary: string;
+};
+
+/**
+ * Describes the message agent.v1.SummaryUpdate.
+ * Use `create(SummaryUpdateSchema)` to create a new message.
+ */
+export declare const SummaryUpdateSchema: GenMessage<SummaryUpdate>;
+
+/**
+ * @generated from message agent.v1.SummaryStartedUpdate
+ */
+export declare type SummaryStartedUpdate = Message<"agent.v1.SummaryStartedUpdate"> & {
+};
+
+/**
+ * Describes the message agent.v1.SummaryStartedUpdate.
+ * Use `create(SummaryStartedUpdateSchema)` to create a new message.
+ */
+export declare const SummaryStartedUpdateSchema: GenMessage<SummaryStartedUpdate>;
+
+/**
+ * @generated from message agent.v1.SummaryCompletedUpdate
+ */
+export declare type SummaryCompletedUpdate = Message<"agent.v1.SummaryCompletedUpdate"> & {
+  /**
+   * @generated from field: optional string hook_message = 1;
+   */
+  hookMessage?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SummaryCompletedUpdate.
+ * Use `create(SummaryCompletedUpdateSchema)` to create a new message.
+ */
+export declare const SummaryCompletedUpdateSchema: GenMessage<SummaryCompletedUpdate>;
 
 /**
  * @generated from message agent.v1.TextDeltaUpdate

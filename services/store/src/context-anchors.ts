@@ -1,0 +1,41 @@
+/**
+ * Context anchors: a model call's request was built from a revision's history
+ * and the provider reported its input tokens. Written with the call's result
+ * (run.append / tool_round.create), read with a revision's history: the newest
+ * anchor of the chain lets the run worker estimate only what came after it.
+ */
+import { query, type Queryable, type Transaction } from "./database.ts";
+import type { RevisionRow } from "./revisions.ts";
+
+export interface ContextAnchorRow {
+  readonly revisionId: string;
+  readonly messageCount: number;
+  readonly inputTokens: bigint;
+}
+
+/** Records the anchor of `revision` (first measurement wins: a repeat changes nothing). */
+export async function recordContextAnchor(
+  tx: Transaction,
+  revision: RevisionRow,
+  measured: { readonly inputTokens: bigint; readonly runId: string; readonly providerCallIndex: number },
+): Promise<void> {
+  await query(
+    tx,
+    `INSERT INTO context_anchors (revision_id, message_count, input_tokens, run_id, provider_call_index)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_id) DO NOTHING`,
+    [revision.id, revision.messageCount, measured.inputTokens.toString(), measured.runId, measured.providerCallIndex],
+  );
+}
+
+/** The anchor with the most messages among the revisions of `chain`, if any. */
+export async function newestAnchorOf(db: Queryable, chain: readonly string[]): Promise<ContextAnchorRow | undefined> {
+  if (chain.length === 0) return undefined;
+  const result = await query<{ revision_id: string; message_count: number; input_tokens: string }>(
+    db,
+    `SELECT revision_id, message_count, input_tokens FROM context_anchors
+      WHERE revision_id = ANY($1::uuid[]) ORDER BY message_count DESC LIMIT 1`,
+    [chain],
+  );
+  const row = result.rows[0];
+  return row === undefined ? undefined : { revisionId: row.revision_id, messageCount: row.message_count, inputTokens: BigInt(row.input_tokens) };
+}
