@@ -1,5 +1,5 @@
 // Cursor agent wire messages (package agent.v1) that this gateway reads or writes.
-// Field numbers follow the reference schema in ../shared/reference/proto/agent_v1.proto.
+// Field numbers are those of Cursor's own agent.v1 schema (as the IDE sends them).
 // Only the messages and fields we use are declared; unknown fields survive a
 // decode/encode round trip (protobuf-es keeps them), so client state we do not
 // understand is passed back untouched.

@@ -2,7 +2,7 @@
 // interaction queries (AskQuestion, SwitchMode, CreatePlan, WebSearch,
 // WebFetch) and todo items (package agent.v1, same package as agent.proto).
 //
-// Field numbers follow the reference schema (../shared/reference/proto/agent_v1.proto).
+// Field numbers are those of Cursor's own agent.v1 schema (as the IDE sends them).
 // Only the fields the gateway reads or writes are declared; anything else the
 // client sends is kept as unknown fields and survives a decode/encode round trip.
 //
