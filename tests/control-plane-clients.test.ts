@@ -4,16 +4,20 @@
  * charged to the same ledger and limits as a Cursor run, and refused with
  * 429 + Retry-After where Cursor gets its usage-limit error; a team's model
  * restriction shows in Cursor's model list and refuses the other models on
- * both paths.
+ * both paths; each client's calls are recorded (and grouped) under its own
+ * client kind: cursor, acp, openai-api, anthropic-api.
  */
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { UsageBucket, UsageGroup } from "@byok/contracts";
 import { aiserver } from "@byok/cursor-protocol";
 import { parsePricePerMillion, parseUsd } from "@byok/platform";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
+import { AcpEditor } from "./acp-editor.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const OTHER_MODEL = "byok-test-other";
@@ -21,6 +25,7 @@ const OTHER_MODEL = "byok-test-other";
 let gw: GatewayHarness;
 beforeAll(async () => {
   gw = await startGateway({
+    acpAdapter: true,
     model: { price: { input: "2.5", output: "10" } },
     extraModels: [{ id: OTHER_MODEL, displayName: "Other model", upstreamModel: "gpt-4o-mini", contextWindow: 128_000 }],
     env: { providerGateway: { INBOUND_PORT: "0", INBOUND_KEY_CACHE_MS: "1" }, cursorAdapter: { MODEL_LIST_TTL_MS: "1" } },
@@ -37,11 +42,57 @@ async function pickerModels(memberId: string): Promise<string[]> {
 }
 
 describe("the accounting behind every client", () => {
+  it("records each client's calls under its own client kind and groups spend by it", async () => {
+    const member = await gw.createMember("kim");
+    for (let i = 0; i < 4; i++) gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
+
+    const cursor = gw.client({ headers: { "x-byok-member-id": member.memberId } });
+    const run = await cursor.conversation().send("hello from Cursor", { modelId: gw.modelId }).finished;
+    expect(run.end, run.describe()).toMatchObject({ kind: "ok" });
+
+    const acp = gw.acp!;
+    const editor = AcpEditor.start({ gatewayUrl: acp.gatewayUrl, key: member.key, caFile: acp.caFile });
+    try {
+      await editor.initialize();
+      const { sessionId } = await editor.newSession("/home/dev/project");
+      expect((await editor.prompt(sessionId, "hello from Zed")).stopReason).toBe("end_turn");
+    } finally {
+      await editor.close();
+    }
+
+    const openai = new OpenAI({ apiKey: member.key, baseURL: `${gw.inboundUrl}/v1`, maxRetries: 0 });
+    await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content: "hello from an OpenAI app" }] });
+    const anthropic = new Anthropic({ authToken: member.key, apiKey: null, baseURL: gw.inboundUrl, maxRetries: 0 });
+    await anthropic.messages.create({ model: gw.modelId, max_tokens: 256, messages: [{ role: "user", content: "hello from Claude Code" }] });
+
+    const rows = await waitFor(async () => {
+      const ledger = await gw.store("listLedger", { memberId: member.memberId });
+      return ledger.entries.length === 4 ? ledger.entries : undefined;
+    }, "four ledger rows");
+    // Newest first.
+    expect(rows.map((r) => r.clientKind)).toEqual(["anthropic-api", "openai-api", "acp", "cursor"]);
+    expect(rows.map((r) => (r.runId === "" ? "request" : "run"))).toEqual(["request", "request", "run", "run"]);
+
+    const now = Date.now();
+    const series = await gw.store("spendSeries", {
+      groupBy: UsageGroup.CLIENT,
+      bucket: UsageBucket.DAY,
+      since: new Date(now - 86_400_000).toISOString(),
+      until: new Date(now + 86_400_000).toISOString(),
+      memberId: member.memberId,
+    });
+    expect(series.error).toBeUndefined();
+    const callsByClient: Record<string, number> = {};
+    for (const p of series.points) callsByClient[p.key] = (callsByClient[p.key] ?? 0) + p.calls;
+    expect(callsByClient).toEqual({ acp: 1, "anthropic-api": 1, cursor: 1, "openai-api": 1 });
+  });
+
   it("charges an HTTP client's calls to the ledger and refuses the one over its request limit with 429 and Retry-After", async () => {
     const member = await gw.createMember("hana");
     expect((await gw.store("setMemberLimits", { limits: { memberId: member.memberId, requestsPerMinute: 1 } })).error).toBeUndefined();
     await waitFor(() => new Date().getUTCSeconds() < 45, "a fresh part of the minute", 20_000);
     const openai = new OpenAI({ apiKey: member.key, baseURL: `${gw.inboundUrl}/v1`, maxRetries: 0 });
+    const upstreamBefore = gw.llm.requests.length;
     gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
     gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
 
@@ -58,7 +109,7 @@ describe("the accounting behind every client", () => {
     expect(refused.status).toBe(429);
     expect(Number(refused.headers?.get("retry-after"))).toBeGreaterThan(0);
     expect(refused.message).toMatch(/Your limit of 1 requests per minute is reached; it resets at/);
-    expect(gw.llm.requests.length).toBe(1);
+    expect(gw.llm.requests.length - upstreamBefore).toBe(1);
 
     const rows = await waitFor(async () => {
       const ledger = await gw.store("listLedger", { memberId: member.memberId });

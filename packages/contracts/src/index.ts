@@ -44,6 +44,8 @@ export type {
   TeamId,
   ToolRoundId,
 } from "./ids.ts";
+export { CLIENT_KINDS, isClientKind, runClientKindName } from "./client-kind.ts";
+export type { ClientKind } from "./client-kind.ts";
 export { CALLER_PROBE_HEADER, QUEUE_GROUPS, assertSubjectToken, busNames } from "./subjects.ts";
 export type { BusNames } from "./subjects.ts";
 export { STORE_OPERATIONS } from "./store-api.ts";

@@ -20,7 +20,7 @@
  * is settled with the usage the stream reported.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { isProviderCallId, ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
+import { isProviderCallId, runClientKindName, ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import type { Logger, NatsConnection } from "@byok/platform";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
@@ -142,7 +142,8 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   const callerProbe = probeCaller(nc, reply, options.callerProbeMs, () => controller.abort("the caller is gone"), log);
   const started = Date.now();
   const { route } = adapter;
-  const metric = { clientKind: "cursor" as const, routeId: route.id, path: "nats" as const };
+  const clientKind = runClientKindName(request.clientKind);
+  const metric = { clientKind, routeId: route.id, path: "nats" as const };
   let firstFrameMs: number | undefined;
   let ticket: AccountingTicket | undefined;
   options.metrics.callStarted(metric);
@@ -197,7 +198,7 @@ async function admit(
   try {
     decision = await accounting.admit({
       memberId: request.memberId,
-      clientKind: "cursor",
+      clientKind: runClientKindName(request.clientKind),
       routeId: route.id,
       providerId: route.providerId,
       upstreamModel: route.upstreamModel,

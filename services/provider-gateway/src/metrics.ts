@@ -10,8 +10,8 @@
  *     Calls ended (calls for a model id that is not configured are not
  *     counted): outcome ok, the failure kind (provider_error, rate_limited,
  *     over_limit, truncated, cancelled, config, ...), or http_<status> for an
- *     answer the HTTP front gave itself; client_kind cursor | openai-api |
- *     anthropic-api.
+ *     answer the HTTP front gave itself; client_kind cursor | acp |
+ *     openai-api | anthropic-api.
  *   byok_model_call_time_to_first_token_seconds{model}          histogram
  *     Request received by the gateway -> first content event (text or
  *     thinking delta, tool call start) published to the caller. One

@@ -98,6 +98,7 @@ export async function compact(deps: CompactionDeps, input: CompactionInput): Pro
     spec: { modelId: spec?.modelId ?? "", maxOutputTokens: maxOut, disableThinking: true, tokenizer: spec?.tokenizer ?? "", ...(spec?.contextWindow === undefined ? {} : { contextWindow: spec.contextWindow }) },
     prompt: summaryPrompt,
     messages: plan.summaryMessages,
+    clientKind: input.run.clientKind,
   });
   log.info({ call_id: request.callId, reason: CompactionReason[input.reason], summarized: plan.summarizedCount, kept: plan.kept.length }, "compacting the history");
   deps.client.emit(clientModelCallIndexOf(input.index), { case: "compactionStarted", value: create(CompactionStartedSchema, { reason: input.reason }) });

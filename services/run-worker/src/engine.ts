@@ -130,6 +130,7 @@ export class RunEngine {
       memberId: prepared.memberId,
       model: prepared.model,
       prompt: prepared.prompt,
+      clientKind: prepared.clientKind,
     };
   }
 

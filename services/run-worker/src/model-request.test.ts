@@ -7,6 +7,7 @@ import {
   parseProviderCallIndex,
   parseRunId,
   PromptSpecSchema,
+  RunClientKind,
   UserOrigin,
   type Message,
   type ModelRequest,
@@ -21,6 +22,7 @@ const run: RunModelContext = {
   memberId: "alice",
   model: create(ModelSpecSchema, { modelId: "gpt-test", effort: "high", maxOutputTokens: 4096 }),
   prompt: create(PromptSpecSchema, { mode: "agent", systemText: "You are helpful.", tools: [{ name: "Read", description: "read a file", parametersJson: "{}" }] }),
+  clientKind: RunClientKind.ACP,
 };
 
 const context = message({ body: { case: "user", value: { clientId: "request-context:abc", origin: UserOrigin.CONTEXT, content: [{ part: { case: "text", value: { text: "<env/>" } } }] } } });
@@ -33,9 +35,9 @@ const callPair = [
 /** Model call n of the run (counted from 1). */
 const call = (n: number) => parseProviderCallIndex(n);
 
-/** The model input of a request: everything except the call id that names the invocation. */
+/** The model input of a request: everything except the call id that names the invocation and the client kind the ledger records. */
 function modelInput(request: ModelRequest): Uint8Array {
-  return toBinary(ModelRequestSchema, create(ModelRequestSchema, { ...request, callId: "" }));
+  return toBinary(ModelRequestSchema, create(ModelRequestSchema, { ...request, callId: "", clientKind: RunClientKind.UNSPECIFIED }));
 }
 
 function isPrefix(prefix: Uint8Array, whole: Uint8Array): boolean {
@@ -49,6 +51,7 @@ describe("buildModelRequest", () => {
     expect(request.spec?.modelId).toBe("gpt-test");
     expect(request.prompt?.systemText).toBe("You are helpful.");
     expect(request.messages).toHaveLength(2);
+    expect(request.clientKind).toBe(RunClientKind.ACP);
   });
 
   it("is deterministic: the same history gives the same bytes", () => {

@@ -3,10 +3,11 @@
  * run + the run's history, in store order. Deterministic by construction: no
  * clocks, ids or per-call data go into model input, so call n's messages are a
  * prefix of call n+1's (design/ARCHITECTURE.md §5.2). The call id only names
- * the invocation (cancel subject, idempotency key) and is not model input.
+ * the invocation (cancel subject, idempotency key) and the client kind names
+ * who the call is accounted to (the ledger); neither is model input.
  */
 import { create } from "@bufbuild/protobuf";
-import { ModelRequestSchema, providerCallId, type Message, type ModelRequest, type ModelSpec, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
+import { ModelRequestSchema, providerCallId, type Message, type RunClientKind, type ModelRequest, type ModelSpec, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
 
 export interface RunModelContext {
   readonly runId: RunId;
@@ -14,6 +15,7 @@ export interface RunModelContext {
   readonly memberId: string;
   readonly model: ModelSpec | undefined;
   readonly prompt: PromptSpec | undefined;
+  readonly clientKind: RunClientKind;
 }
 
 export function buildModelRequest(run: RunModelContext, history: readonly Message[], providerCallIndex: ProviderCallIndex): ModelRequest {
@@ -25,5 +27,6 @@ export function buildModelRequest(run: RunModelContext, history: readonly Messag
     ...(run.model === undefined ? {} : { spec: run.model }),
     ...(run.prompt === undefined ? {} : { prompt: run.prompt }),
     messages: [...history],
+    clientKind: run.clientKind,
   });
 }

@@ -6,7 +6,7 @@
  * with the environment context (when it changed) and the user's message.
  */
 import { create } from "@bufbuild/protobuf";
-import { ModelSpecSchema, PreparedRunSchema, type ConversationId, type MemberId, type Message, type PreparedRun, type RunId } from "@byok/contracts";
+import { ModelSpecSchema, PreparedRunSchema, RunClientKind, type ConversationId, type MemberId, type Message, type PreparedRun, type RunId } from "@byok/contracts";
 import type { Logger, ModelConfig } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 import type { ClientCapabilities, ContentBlock } from "../acp/acp-types.ts";
@@ -63,6 +63,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     prompt: built.spec,
     action: { case: "start", value: { initialMessages } },
     baseRevisionId: head,
+    clientKind: RunClientKind.ACP,
   });
   return { run, toolNames: built.toolNames, contextDigest: digest };
 }

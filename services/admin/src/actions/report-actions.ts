@@ -6,7 +6,7 @@ import { auditJson, cacheUsageJson, ledgerJson, purgeJson, runJson, spendPointJs
 
 const DAY_MS = 86_400_000;
 
-const GROUPS = { member: UsageGroup.MEMBER, team: UsageGroup.TEAM, model: UsageGroup.MODEL } as const;
+const GROUPS = { member: UsageGroup.MEMBER, team: UsageGroup.TEAM, model: UsageGroup.MODEL, client: UsageGroup.CLIENT } as const;
 const BUCKETS = { hour: UsageBucket.HOUR, day: UsageBucket.DAY } as const;
 
 /** A spend range: given bounds, else the last 7 days (hour buckets: the last 24 hours) up to the current bucket's end. */
@@ -30,10 +30,10 @@ export const REPORT_ACTIONS = {
   }),
   spendSeries: action({
     name: "spend.series",
-    summary: "spend and tokens per hour or day, by member, team or model (default: the last 7 days by day)",
+    summary: "spend and tokens per hour or day, by member, team, model or client kind (default: the last 7 days by day)",
     mutates: false,
     input: z.object({
-      group: z.enum(["member", "team", "model"]).default("member"),
+      group: z.enum(["member", "team", "model", "client"]).default("member"),
       bucket: z.enum(["hour", "day"]).default("day"),
       since: time,
       until: time,

@@ -38,7 +38,7 @@ export const spend = command({
   words: ["spend"],
   args: [],
   flags: {
-    group: { type: "string", hint: "<member|team|model>" },
+    group: { type: "string", hint: "<member|team|model|client>" },
     bucket: { type: "string", hint: "<hour|day>" },
     since: { type: "string", hint: "<date>" },
     until: { type: "string", hint: "<date>" },
@@ -47,7 +47,7 @@ export const spend = command({
     model: { type: "string", hint: "<id>" },
   },
   action: "spendSeries",
-  summary: "spend and tokens per hour/day by member, team or model (default: 7 days by day)",
+  summary: "spend and tokens per hour/day by member, team, model or client kind (default: 7 days by day)",
   input: (_args, flags) => ({
     group: flags["group"],
     bucket: flags["bucket"],

@@ -14,6 +14,7 @@ import {
   MessageSchema,
   parseConversationId,
   PreparedRunSchema,
+  RunClientKind,
   type AssistantMessage,
   type MemberId,
   type Message,
@@ -202,6 +203,7 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     prompt,
     action: runAction,
     baseRevisionId,
+    clientKind: RunClientKind.CURSOR,
   });
   const subagents: SubagentSetup | undefined =
     subagentModelId === undefined || !prompt.tools.some((t) => t.name === "Task")

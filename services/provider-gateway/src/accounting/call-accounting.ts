@@ -25,8 +25,10 @@
  *   by client.
  */
 
-/** Who made the call: the Cursor path (runs) or a client of the HTTP front, by the API it speaks. */
-export type ClientKind = "cursor" | "openai-api" | "anthropic-api";
+import type { ClientKind } from "@byok/contracts";
+
+/** Who made the call: a run's client adapter (Cursor, ACP) or a client of the HTTP front, by the API it speaks. */
+export type { ClientKind };
 
 /** How the caller names the call: a run's model call, or one HTTP request. */
 export type CallReference =

@@ -202,8 +202,10 @@ export function groupFromWire(group: WireUsageGroup): Outcome<UsageGroup> {
       return ok("team");
     case WireUsageGroup.MODEL:
       return ok("model");
+    case WireUsageGroup.CLIENT:
+      return ok("client");
     default:
-      return reject("invalid", "group_by must be MEMBER, TEAM or MODEL");
+      return reject("invalid", "group_by must be MEMBER, TEAM, MODEL or CLIENT");
   }
 }
 

@@ -118,7 +118,7 @@ export async function listLedger(db: Queryable, filter: LedgerFilter): Promise<O
   return ok(result.rows.map(ledgerFromDb));
 }
 
-export type UsageGroup = "member" | "team" | "model";
+export type UsageGroup = "member" | "team" | "model" | "client";
 export type UsageBucket = "hour" | "day";
 
 export interface SeriesFilter {
@@ -142,7 +142,7 @@ export interface SpendPointRow {
 
 const MAX_BUCKETS = 2_000;
 const BUCKET_MS: Record<UsageBucket, number> = { hour: 3_600_000, day: 86_400_000 };
-const GROUP_COLUMN: Record<UsageGroup, string> = { member: "member_id", team: "team_id::text", model: "model_id" };
+const GROUP_COLUMN: Record<UsageGroup, string> = { member: "member_id", team: "team_id::text", model: "model_id", client: "client_kind" };
 
 export async function spendSeries(db: Queryable, filter: SeriesFilter): Promise<Outcome<SpendPointRow[]>> {
   const since = parseRfc3339(filter.since);

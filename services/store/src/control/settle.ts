@@ -10,6 +10,7 @@
  * (the call made again) is the next attempt, its own row.
  */
 import type pg from "pg";
+import { isClientKind, type ClientKind } from "@byok/contracts";
 import { formatUsd } from "@byok/platform";
 import { inTransaction, query, type Transaction } from "../database.ts";
 import { ok, reject, type Outcome } from "../outcome.ts";
@@ -18,7 +19,7 @@ import { BUDGET_COLUMNS, budgetFromDb } from "./budgets.ts";
 import { isUuid } from "./uuid.ts";
 import { budgetWindow } from "./windows.ts";
 
-export type ClientKind = "cursor" | "openai-api" | "anthropic-api";
+export type { ClientKind };
 
 export interface LedgerInput {
   readonly callRef: string;
@@ -53,8 +54,6 @@ export interface LeaseChargeInput {
   readonly amount: bigint;
 }
 
-const CLIENT_KINDS: ReadonlySet<string> = new Set(["cursor", "openai-api", "anthropic-api"]);
-
 function usd(pico: bigint | undefined): string | null {
   return pico === undefined ? null : formatUsd(pico);
 }
@@ -64,7 +63,7 @@ function check(entry: LedgerInput): string | undefined {
   if (!isUuid(entry.ticketId)) return "ticket_id must be a uuid";
   if (entry.memberId === "") return "member_id is required";
   if (!isUuid(entry.teamId)) return "team_id must be a team's uuid";
-  if (!CLIENT_KINDS.has(entry.clientKind)) return `unknown client kind ${JSON.stringify(entry.clientKind)}`;
+  if (!isClientKind(entry.clientKind)) return `unknown client kind ${JSON.stringify(entry.clientKind)}`;
   if ((entry.runId === null) === (entry.requestId === null)) return "exactly one of run_id and request_id";
   if ((entry.costPico ?? 0n) < 0n || (entry.chargedPico ?? 0n) < 0n) return "amounts cannot be negative";
   return undefined;

@@ -996,7 +996,7 @@ export declare type LedgerEntry = Message<"byok.v1.LedgerEntry"> & {
   teamId: string;
 
   /**
-   * "cursor" | "openai-api" | "anthropic-api"
+   * "cursor" | "acp" | "openai-api" | "anthropic-api"
    *
    * @generated from field: string client_kind = 5;
    */
@@ -1172,7 +1172,7 @@ export declare type SpendPoint = Message<"byok.v1.SpendPoint"> & {
   bucketStart: string;
 
   /**
-   * The member id, team id or model id (by group).
+   * The member id, team id, model id or client kind (by group).
    *
    * @generated from field: string key = 2;
    */
@@ -2012,6 +2012,13 @@ export enum UsageGroup {
    * @generated from enum value: USAGE_GROUP_MODEL = 3;
    */
   MODEL = 3,
+
+  /**
+   * cursor | acp | openai-api | anthropic-api
+   *
+   * @generated from enum value: USAGE_GROUP_CLIENT = 4;
+   */
+  CLIENT = 4,
 }
 
 /**

@@ -169,6 +169,13 @@ export declare type ModelRequest = Message<"byok.v1.ModelRequest"> & {
    * @generated from field: repeated byok.v1.Message messages = 7;
    */
   messages: Message$1[];
+
+  /**
+   * Copied from the run's PreparedRun.
+   *
+   * @generated from field: byok.v1.RunClientKind client_kind = 8;
+   */
+  clientKind: RunClientKind;
 };
 
 /**
@@ -591,6 +598,34 @@ export declare type ModelEvent = Message<"byok.v1.ModelEvent"> & {
  * Use `create(ModelEventSchema)` to create a new message.
  */
 export declare const ModelEventSchema: GenMessage<ModelEvent>;
+
+/**
+ * The client adapter a run came from (the ledger splits usage by it).
+ * Unspecified = Cursor: runs published before the field existed were all Cursor's.
+ *
+ * @generated from enum byok.v1.RunClientKind
+ */
+export enum RunClientKind {
+  /**
+   * @generated from enum value: RUN_CLIENT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: RUN_CLIENT_KIND_CURSOR = 1;
+   */
+  CURSOR = 1,
+
+  /**
+   * @generated from enum value: RUN_CLIENT_KIND_ACP = 2;
+   */
+  ACP = 2,
+}
+
+/**
+ * Describes the enum byok.v1.RunClientKind.
+ */
+export declare const RunClientKindSchema: GenEnum<RunClientKind>;
 
 /**
  * @generated from enum byok.v1.StopReason

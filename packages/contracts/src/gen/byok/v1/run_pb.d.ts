@@ -7,7 +7,7 @@
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { AssistantMessage, Message as Message$1, ToolCallPart } from "./history_pb.js";
-import type { BlockDelta, BlockEnd, BlockStart, ModelFailureKind, ModelSpec, PromptSpec, ToolCallArgsDelta, ToolCallEnd, ToolCallStart, Usage } from "./model_pb.js";
+import type { BlockDelta, BlockEnd, BlockStart, ModelFailureKind, ModelSpec, PromptSpec, RunClientKind, ToolCallArgsDelta, ToolCallEnd, ToolCallStart, Usage } from "./model_pb.js";
 
 /**
  * Describes the file byok/v1/run.proto.
@@ -134,6 +134,13 @@ export declare type PreparedRun = Message<"byok.v1.PreparedRun"> & {
    * @generated from field: string base_revision_id = 10;
    */
   baseRevisionId: string;
+
+  /**
+   * The adapter that prepared the run; every model call of the run carries it.
+   *
+   * @generated from field: byok.v1.RunClientKind client_kind = 11;
+   */
+  clientKind: RunClientKind;
 };
 
 /**
