@@ -80,6 +80,11 @@ function countingStore(client: StoreClient, counts: StoreCounts): AccountingStor
     },
     releaseLeases: (request) => client.releaseLeases(request),
     settleCall: (request) => client.settleCall(request),
+    takeRequestSlot: (requestId, memberId, holder, ttlMs) => {
+      counts.runSlot += 1;
+      return client.takeRequestSlot(requestId, memberId, holder, ttlMs);
+    },
+    keepRequestSlots: (renew, release, ttlMs) => client.keepRequestSlots(renew, release, ttlMs),
   };
 }
 

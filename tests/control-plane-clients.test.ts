@@ -93,7 +93,7 @@ describe("the accounting behind every client", () => {
     await waitFor(() => new Date().getUTCSeconds() < 45, "a fresh part of the minute", 20_000);
     const openai = new OpenAI({ apiKey: member.key, baseURL: `${gw.inboundUrl}/v1`, maxRetries: 0 });
     const upstreamBefore = gw.llm.requests.length;
-    gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
+    // One answer: the refused second call must not reach the mock (nothing stays queued for the next test).
     gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
 
     let text = "";
@@ -120,6 +120,69 @@ describe("the accounting behind every client", () => {
     expect(rows[0]).toMatchObject({ clientKind: "openai-api", modelId: gw.modelId, outcome: "ok", runId: "" });
     expect(rows[0]?.callRef).toMatch(/^request:/);
     expect(parseUsd(rows[0]?.costUsd ?? "")).toBe(expected);
+  });
+
+  it("holds the concurrent-run limit on the HTTP front: a second request waits for no slot (429), the slot frees when the stream ends or the client goes", async () => {
+    const member = await gw.createMember("lou");
+    expect((await gw.store("setMemberLimits", { limits: { memberId: member.memberId, concurrentRuns: 1 } })).error).toBeUndefined();
+    const openai = new OpenAI({ apiKey: member.key, baseURL: `${gw.inboundUrl}/v1`, maxRetries: 0 });
+    const anthropic = new Anthropic({ authToken: member.key, apiKey: null, baseURL: gw.inboundUrl, maxRetries: 0 });
+    /** A streamed request's text, or undefined while it is refused for the concurrent-run limit. */
+    const admittedText = async (content: string): Promise<string | undefined> => {
+      try {
+        let text = "";
+        for await (const chunk of await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content }], stream: true })) text += chunk.choices[0]?.delta.content ?? "";
+        return text;
+      } catch (err) {
+        if (err instanceof OpenAI.RateLimitError) return undefined;
+        throw err;
+      }
+    };
+    const refusedWhileHeld = async (): Promise<void> => {
+      const err = await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content: "me too" }] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+      expect((err as InstanceType<typeof OpenAI.RateLimitError>).message).toMatch(/Your limit of 1 concurrent run is reached \(1 running\)/);
+      // Anthropic clients get their own error body.
+      const anthropicErr = await anthropic.messages.create({ model: gw.modelId, max_tokens: 64, messages: [{ role: "user", content: "me too" }] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(anthropicErr).toBeInstanceOf(Anthropic.RateLimitError);
+      expect((anthropicErr as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
+    };
+
+    // 1. A stream in flight holds the slot; it frees when the stream ends.
+    const held = gw.llm.enqueue({ kind: "fixture", file: FIXTURE, holdAfterEvents: 1 });
+    const first = await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content: "long answer" }], stream: true });
+    await held.held;
+    const upstreamBefore = gw.llm.requests.length;
+    await refusedWhileHeld();
+    expect(gw.llm.requests.length).toBe(upstreamBefore);
+    held.release();
+    for await (const chunk of first) void chunk;
+    gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
+    expect(await waitFor(() => admittedText("after"), "the slot freed after the stream ended")).not.toBe("");
+
+    // 2. A client that goes away mid-stream frees the slot too.
+    const abandoned = gw.llm.enqueue({ kind: "fixture", file: FIXTURE, holdAfterEvents: 1 });
+    const controller = new AbortController();
+    const gone = await openai.chat.completions.create({ model: gw.modelId, messages: [{ role: "user", content: "never mind" }], stream: true }, { signal: controller.signal });
+    await abandoned.held;
+    await refusedWhileHeld();
+    controller.abort();
+    void (async () => {
+      for await (const chunk of gone) void chunk;
+    })().catch(() => undefined);
+    const upstream = await abandoned.request;
+    await waitFor(() => upstream.aborted, "the upstream call abandoned");
+    abandoned.release();
+    gw.llm.enqueue({ kind: "fixture", file: FIXTURE });
+    expect(await waitFor(() => admittedText("again"), "the slot freed after the client went away")).not.toBe("");
+    const slots = await gw.sql<{ n: number }>("SELECT count(*)::int AS n FROM request_slots WHERE member_id = $1", [member.memberId]);
+    expect(slots[0]?.n).toBe(0);
   });
 
   it("shows a member only its team's models in Cursor's list and refuses the others on the HTTP front", async () => {

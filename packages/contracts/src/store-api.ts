@@ -98,6 +98,10 @@ import {
   SpendSeriesResponseSchema,
   TakeRunSlotRequestSchema,
   TakeRunSlotResponseSchema,
+  TakeRequestSlotRequestSchema,
+  TakeRequestSlotResponseSchema,
+  KeepRequestSlotsRequestSchema,
+  KeepRequestSlotsResponseSchema,
   UpdateTeamRequestSchema,
   UpdateTeamResponseSchema,
 } from "./gen/byok/v1/control_pb.js";
@@ -159,6 +163,8 @@ export const STORE_OPERATIONS = {
   releaseLeases: op("accounting.release", ReleaseLeasesRequestSchema, ReleaseLeasesResponseSchema),
   settleCall: op("accounting.settle", SettleCallRequestSchema, SettleCallResponseSchema),
   takeRunSlot: op("accounting.run_slot", TakeRunSlotRequestSchema, TakeRunSlotResponseSchema),
+  takeRequestSlot: op("accounting.request_slot", TakeRequestSlotRequestSchema, TakeRequestSlotResponseSchema),
+  keepRequestSlots: op("accounting.request_slot_keep", KeepRequestSlotsRequestSchema, KeepRequestSlotsResponseSchema),
   listAudit: op("audit.list", ListAuditRequestSchema, ListAuditResponseSchema),
   purgeContent: op("retention.purge", PurgeContentRequestSchema, PurgeContentResponseSchema),
 } as const;

@@ -440,6 +440,17 @@ export class StoreClient {
     const response = await this.call("takeRunSlot", { runId, memberId });
     return { admitted: response.admitted, limit: response.limit, running: response.running };
   }
+
+  /** accounting.request_slot: whether an HTTP-front request may take one of its member's concurrent-run slots (held by `holder` for `ttlMs` unless renewed). */
+  async takeRequestSlot(requestId: string, memberId: MemberId, holder: string, ttlMs: number): Promise<RunSlot> {
+    const response = await this.call("takeRequestSlot", { requestId, memberId, holder, ttlMs });
+    return { admitted: response.admitted, limit: response.limit, running: response.running };
+  }
+
+  /** accounting.request_slot_keep: renew the slots of requests still running, release those that ended. */
+  async keepRequestSlots(renew: readonly string[], release: readonly string[], ttlMs: number): Promise<void> {
+    await this.call("keepRequestSlots", { renewRequestIds: [...renew], releaseRequestIds: [...release], ttlMs });
+  }
 }
 
 /** key.create's result: the key's record and its secret (shown once). */

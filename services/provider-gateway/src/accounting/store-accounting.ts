@@ -3,12 +3,14 @@
  * call-accounting.ts), with the store as the truth: the member's rules come
  * from member.policy (cached, member-rules.ts), budgets and per-minute limits
  * are enforced on leased slices of their windows (lease-book.ts), the
- * concurrent-run limit by the store's run slots at a run's first call, and
+ * concurrent-run limit by the store's run slots at a run's first call (and
+ * by request slots for the HTTP front's requests: one request holds a slot
+ * of the same limit until it is settled, renewed by upkeep meanwhile), and
  * every admitted call becomes one ledger row with its exact cost
  * (pricing.ts, written by ledger-writer.ts).
  *
- * admit(): allowed model? -> run slot (first call of a run, only with a
- * concurrent-run limit) -> reserve the call's needs: its cost bound on every
+ * admit(): allowed model? -> run slot (first call of a run) or request slot
+ * (an HTTP request), only with a concurrent-run limit -> reserve the call's needs: its cost bound on every
  * budget that applies (member, team, per model), 1 request and its token
  * bound on the member's per-minute limits. Needs the leases cover are
  * reserved without I/O; others wait for one top-up request.
@@ -40,7 +42,7 @@ export interface AccountingObserver {
 
 export const noAccountingObserver: AccountingObserver = { costRecorded: () => undefined };
 
-export type AccountingStore = Pick<StoreClient, "memberPolicy" | "acquireLeases" | "releaseLeases" | "settleCall" | "takeRunSlot">;
+export type AccountingStore = Pick<StoreClient, "memberPolicy" | "acquireLeases" | "releaseLeases" | "settleCall" | "takeRunSlot" | "takeRequestSlot" | "keepRequestSlots">;
 
 export interface StoreAccountingOptions {
   readonly store: AccountingStore;
@@ -66,6 +68,8 @@ interface Hold {
   readonly reservations: ReadonlyArray<{ readonly reservation: Reservation; readonly counter: CounterRef }>;
   readonly costBound: bigint | undefined;
   readonly tokenBound: bigint;
+  /** The request slot this call holds (an HTTP request under a concurrent-run limit). */
+  readonly requestSlot: string | undefined;
 }
 
 /** A budget or rate need with what to say when it is refused. */
@@ -89,6 +93,8 @@ export class StoreAccounting implements CallAccounting {
   readonly #now: () => number;
   readonly #upkeep: NodeJS.Timeout;
   #upkeepRunning: Promise<void> | undefined;
+  /** Request slots of calls in flight (renewed by upkeep until the call is settled). */
+  readonly #requestSlots = new Set<string>();
 
   constructor(options: StoreAccountingOptions) {
     this.#options = options;
@@ -118,10 +124,21 @@ export class StoreAccounting implements CallAccounting {
 
     const slot = await this.#runSlot(call, rules);
     if (slot !== undefined) return this.#refused(slot);
+    const requestSlot = await this.#requestSlot(call, rules);
+    if (requestSlot.kind === "refused") return this.#refused(requestSlot.rejection);
 
     const limited = this.#needs(call, rules, budgets, bound ?? 0n, tokenBound);
-    const reserved = await this.#reserve(limited);
-    if (reserved.kind === "refused") return this.#refused(reserved.rejection);
+    let reserved;
+    try {
+      reserved = await this.#reserve(limited);
+    } catch (err) {
+      this.#releaseRequestSlot(requestSlot.id);
+      throw err;
+    }
+    if (reserved.kind === "refused") {
+      this.#releaseRequestSlot(requestSlot.id);
+      return this.#refused(reserved.rejection);
+    }
     const hold: Hold = {
       ticketId: randomUUID(),
       startedAt: new Date(this.#now()),
@@ -130,6 +147,7 @@ export class StoreAccounting implements CallAccounting {
       reservations: reserved.reservations.map((reservation, i) => ({ reservation, counter: (limited[i] as Limited).need.counter })),
       costBound: bound,
       tokenBound,
+      requestSlot: requestSlot.id,
     };
     return { kind: "admitted", ticket: { admission: call, lease: hold } };
   }
@@ -137,6 +155,7 @@ export class StoreAccounting implements CallAccounting {
   async settle(ticket: AccountingTicket, usage: CallUsage | undefined, outcome = "unknown"): Promise<void> {
     const hold = ticket.lease as Hold | undefined;
     if (hold === undefined) return;
+    this.#releaseRequestSlot(hold.requestSlot);
     const call = ticket.admission;
     const cost = callCost(hold.price, usage);
     const charged = cost.kind === "known" ? cost.pico : hold.costBound;
@@ -180,8 +199,8 @@ export class StoreAccounting implements CallAccounting {
 
   /** Renew, return and drop leases now (also runs on a timer). */
   upkeep(): Promise<void> {
-    this.#upkeepRunning ??= this.#leases
-      .upkeep()
+    this.#upkeepRunning ??= Promise.all([this.#leases.upkeep(), this.#renewRequestSlots()])
+      .then(() => undefined)
       .catch((err: unknown) => this.#options.log.warn({ err }, "lease upkeep failed"))
       .finally(() => (this.#upkeepRunning = undefined));
     return this.#upkeepRunning;
@@ -202,6 +221,29 @@ export class StoreAccounting implements CallAccounting {
 
   #refused(rejection: Rejection): AdmissionDecision {
     return rejection;
+  }
+
+  /** An HTTP request takes one of the member's concurrent-run slots for as long as its call runs (only when the member has that limit). */
+  async #requestSlot(call: CallAdmission, rules: MemberRules): Promise<{ kind: "held"; id: string | undefined } | { kind: "refused"; rejection: Rejection }> {
+    if (rules.concurrentRuns === undefined || call.call.kind !== "request") return { kind: "held", id: undefined };
+    const { requestId } = call.call;
+    const slot = await this.#options.store.takeRequestSlot(requestId, memberOf(call), this.#options.holder, this.#options.leaseTtlMs);
+    if (!slot.admitted) return { kind: "refused", rejection: tooManyRuns(slot.limit ?? rules.concurrentRuns, slot.running) };
+    this.#requestSlots.add(requestId);
+    return { kind: "held", id: requestId };
+  }
+
+  /** Frees a request slot now; if the store cannot be told, the slot lapses after the lease TTL. */
+  #releaseRequestSlot(requestId: string | undefined): void {
+    if (requestId === undefined || !this.#requestSlots.delete(requestId)) return;
+    this.#options.store
+      .keepRequestSlots([], [requestId], this.#options.leaseTtlMs)
+      .catch((err: unknown) => this.#options.log.warn({ err, request_id: requestId }, "could not release a request slot; it lapses after its TTL"));
+  }
+
+  async #renewRequestSlots(): Promise<void> {
+    if (this.#requestSlots.size === 0) return;
+    await this.#options.store.keepRequestSlots([...this.#requestSlots], [], this.#options.leaseTtlMs);
   }
 
   /** The first call of a run takes one of the member's run slots (only when it has a concurrent-run limit). */

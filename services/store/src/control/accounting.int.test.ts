@@ -190,6 +190,24 @@ describe("accounting", () => {
     expect((await store.call("takeRunSlot", { runId: "run-b", memberId: "someone-else" })).error?.kind).toBe(StoreErrorKind.FORBIDDEN);
   });
 
+  it("counts HTTP requests' slots in the same concurrent-run limit; a released or lapsed request slot frees", async () => {
+    expect((await store.call("setMemberLimits", { limits: { memberId, concurrentRuns: 2 } })).error).toBeUndefined();
+    await store.call("beginRun", { runId: "run-a", conversationId: "c-a", memberId, initialMessages: [userText("a")] });
+    expect(await store.call("takeRunSlot", { runId: "run-a", memberId })).toMatchObject({ admitted: true, running: 1 });
+    const take = (requestId: string) => store.call("takeRequestSlot", { requestId, memberId, holder: "replica-a", ttlMs: 30_000 });
+    expect(await take("req-1")).toMatchObject({ admitted: true, limit: 2, running: 2 });
+    expect(await take("req-1")).toMatchObject({ admitted: true });
+    expect(await take("req-2")).toMatchObject({ admitted: false, limit: 2, running: 2 });
+    await store.call("keepRequestSlots", { releaseRequestIds: ["req-1"] });
+    expect(await take("req-2")).toMatchObject({ admitted: true, running: 2 });
+    // The replica holding req-2 stops renewing it (crashed): once it lapses the slot is free.
+    await store.call("keepRequestSlots", { renewRequestIds: ["req-2"], ttlMs: 30_000 });
+    expect(await take("req-3")).toMatchObject({ admitted: false });
+    clock = new Date(clock.getTime() + 30_001);
+    expect(await take("req-3")).toMatchObject({ admitted: true, running: 2 });
+    expect((await store.call("takeRequestSlot", { requestId: "req-4", memberId, holder: "", ttlMs: 30_000 })).error?.kind).toBe(StoreErrorKind.INVALID);
+  });
+
   it("answers a member's policy, and the default team's for a member without a record", async () => {
     const team = (await store.call("createTeam", { name: "core", allowedModels: { modelIds: ["b-model", "a-model"] } })).team!;
     await store.call("setMemberTeam", { memberId, teamId: team.teamId });

@@ -33,7 +33,7 @@ import { listLedger, recentRuns, spendSeries } from "./ledger-queries.ts";
 import { createKey, listKeys, revokeKey, rotateKey } from "./member-keys.ts";
 import { getMemberLimits, setMemberLimits } from "./member-limits.ts";
 import { memberPolicy } from "./member-policy.ts";
-import { takeRunSlot } from "./run-slots.ts";
+import { keepRequestSlots, takeRequestSlot, takeRunSlot, type RunSlot } from "./run-slots.ts";
 import { settleCall, type ClientKind, type LedgerInput, type LeaseChargeInput } from "./settle.ts";
 import { createTeam, deleteTeam, getTeam, listTeams, updateTeam } from "./teams.ts";
 
@@ -61,7 +61,9 @@ export type ControlOperation =
   | "acquireLeases"
   | "releaseLeases"
   | "settleCall"
-  | "takeRunSlot";
+  | "takeRunSlot"
+  | "takeRequestSlot"
+  | "keepRequestSlots";
 
 export type ControlHandlers = { [K in ControlOperation]: OperationHandler<K> };
 
@@ -216,7 +218,12 @@ export function createControlHandlers(pool: pg.Pool, now: () => Date): ControlHa
       if (input.kind !== "ok") return input;
       return map(await settleCall(pool, input.value.entry, input.value.charges), (v) => v);
     },
-    takeRunSlot: async (req) =>
-      map(await takeRunSlot(pool, req.runId, req.memberId), (slot) => ({ admitted: slot.admitted, running: slot.running, ...(slot.limit === undefined ? {} : { limit: slot.limit }) })),
+    takeRunSlot: async (req) => map(await takeRunSlot(pool, req.runId, req.memberId, now()), slotWire),
+    takeRequestSlot: async (req) => map(await takeRequestSlot(pool, { requestId: req.requestId, memberId: req.memberId, holder: req.holder, ttlMs: req.ttlMs }, now()), slotWire),
+    keepRequestSlots: async (req) => map(await keepRequestSlots(pool, req.renewRequestIds, req.releaseRequestIds, req.ttlMs, now()), () => ({})),
   };
+}
+
+function slotWire(slot: RunSlot): { admitted: boolean; running: number; limit?: number } {
+  return { admitted: slot.admitted, running: slot.running, ...(slot.limit === undefined ? {} : { limit: slot.limit }) };
 }

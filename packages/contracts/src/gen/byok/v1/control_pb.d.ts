@@ -1913,7 +1913,7 @@ export declare type TakeRunSlotResponse = Message<"byok.v1.TakeRunSlotResponse">
 
   /**
    * The member's limit (unset = none: always admitted) and the running runs
-   * holding a slot, this one included when admitted.
+   * and HTTP requests holding a slot, this one included when admitted.
    *
    * @generated from field: optional uint32 limit = 2;
    */
@@ -1930,6 +1930,121 @@ export declare type TakeRunSlotResponse = Message<"byok.v1.TakeRunSlotResponse">
  * Use `create(TakeRunSlotResponseSchema)` to create a new message.
  */
 export declare const TakeRunSlotResponseSchema: GenMessage<TakeRunSlotResponse>;
+
+/**
+ * accounting.request_slot: may this HTTP-front request (one model call) take
+ * one of the member's concurrent-run slots? The same limit as runs: running
+ * runs and unexpired request slots count together. A request slot is held by
+ * a provider-gateway replica (`holder`) until it is released or lapses
+ * `ttl_ms` after it was taken or last renewed (a crashed replica's slots
+ * free themselves). Idempotent per request id.
+ *
+ * @generated from message byok.v1.TakeRequestSlotRequest
+ */
+export declare type TakeRequestSlotRequest = Message<"byok.v1.TakeRequestSlotRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string member_id = 2;
+   */
+  memberId: string;
+
+  /**
+   * @generated from field: string holder = 3;
+   */
+  holder: string;
+
+  /**
+   * @generated from field: uint32 ttl_ms = 4;
+   */
+  ttlMs: number;
+};
+
+/**
+ * Describes the message byok.v1.TakeRequestSlotRequest.
+ * Use `create(TakeRequestSlotRequestSchema)` to create a new message.
+ */
+export declare const TakeRequestSlotRequestSchema: GenMessage<TakeRequestSlotRequest>;
+
+/**
+ * @generated from message byok.v1.TakeRequestSlotResponse
+ */
+export declare type TakeRequestSlotResponse = Message<"byok.v1.TakeRequestSlotResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: bool admitted = 1;
+   */
+  admitted: boolean;
+
+  /**
+   * @generated from field: optional uint32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: uint32 running = 3;
+   */
+  running: number;
+};
+
+/**
+ * Describes the message byok.v1.TakeRequestSlotResponse.
+ * Use `create(TakeRequestSlotResponseSchema)` to create a new message.
+ */
+export declare const TakeRequestSlotResponseSchema: GenMessage<TakeRequestSlotResponse>;
+
+/**
+ * accounting.request_slot_keep: renew (for ttl_ms from now) the request slots
+ * of calls still running, release those of calls that ended. Unknown ids are
+ * ignored.
+ *
+ * @generated from message byok.v1.KeepRequestSlotsRequest
+ */
+export declare type KeepRequestSlotsRequest = Message<"byok.v1.KeepRequestSlotsRequest"> & {
+  /**
+   * @generated from field: repeated string renew_request_ids = 1;
+   */
+  renewRequestIds: string[];
+
+  /**
+   * @generated from field: repeated string release_request_ids = 2;
+   */
+  releaseRequestIds: string[];
+
+  /**
+   * @generated from field: uint32 ttl_ms = 3;
+   */
+  ttlMs: number;
+};
+
+/**
+ * Describes the message byok.v1.KeepRequestSlotsRequest.
+ * Use `create(KeepRequestSlotsRequestSchema)` to create a new message.
+ */
+export declare const KeepRequestSlotsRequestSchema: GenMessage<KeepRequestSlotsRequest>;
+
+/**
+ * @generated from message byok.v1.KeepRequestSlotsResponse
+ */
+export declare type KeepRequestSlotsResponse = Message<"byok.v1.KeepRequestSlotsResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+};
+
+/**
+ * Describes the message byok.v1.KeepRequestSlotsResponse.
+ * Use `create(KeepRequestSlotsResponseSchema)` to create a new message.
+ */
+export declare const KeepRequestSlotsResponseSchema: GenMessage<KeepRequestSlotsResponse>;
 
 /**
  * @generated from enum byok.v1.BudgetScope
