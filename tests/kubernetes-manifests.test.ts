@@ -26,6 +26,8 @@ import { loadConfig as loadProviderGatewayConfig } from "@byok/provider-gateway/
 import { loadConfig as loadRunWorkerConfig } from "@byok/run-worker/config";
 import { loadConfig as loadCursorAdapterConfig } from "@byok/cursor-adapter/config";
 import { loadConfig as loadEdgeProxyConfig } from "@byok/edge-proxy/config";
+import { loadConfig as loadAcpAdapterConfig } from "@byok/acp-adapter/config";
+import { loadConfig as loadAdminConfig } from "@byok/admin/config";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const DIR = join(ROOT, "infra/kubernetes");
@@ -43,13 +45,17 @@ interface Container {
   env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } } }>;
   envFrom?: Array<{ secretRef?: { name: string } }>;
   ports?: Array<{ name?: string; containerPort: number }>;
-  readinessProbe?: { httpGet?: { path: string; port: string | number } };
-  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  readinessProbe?: { httpGet?: { path: string; port: string | number; scheme?: string } };
+  livenessProbe?: { httpGet?: { path: string; port: string | number; scheme?: string } };
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
 }
 interface DeploymentSpec {
   replicas: number;
   selector: { matchLabels: Record<string, string> };
-  template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[]; initContainers?: Container[] } };
+  template: {
+    metadata: { labels: Record<string, string> };
+    spec: { containers: Container[]; initContainers?: Container[]; volumes?: Array<{ name: string; secret?: { secretName: string } }> };
+  };
 }
 
 const MODELS: Record<string, { validate(o: KObject): void }> = {
@@ -77,7 +83,7 @@ function environmentOf(container: Container): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of container.env ?? []) {
     if (e.value !== undefined) env[e.name] = e.value;
-    else if (e.valueFrom?.secretKeyRef) env[e.name] = e.name === "DATABASE_URL" ? "postgres://byok:secret@postgres.example:5432/byok" : "from-a-secret";
+    else if (e.valueFrom?.secretKeyRef) env[e.name] = e.name === "DATABASE_URL" ? "postgres://byok:secret@postgres.example:5432/byok" : "from-a-secret-of-at-least-24-characters";
     else if (e.valueFrom?.fieldRef) env[e.name] = "run-worker-5d8f7c9b6-abcde";
   }
   return env;
@@ -106,7 +112,10 @@ describe("infra/kubernetes", () => {
   });
 
   it("runs every gateway service with readiness and liveness probes on /healthz of a port the container declares", () => {
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"]);
+    // Every service of the repository runs here.
+    const services = readdirSync(join(ROOT, "services"), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(services.sort());
+    expect(services).toEqual(expect.arrayContaining(["acp-adapter", "admin", "cursor-adapter", "edge-proxy", "provider-gateway", "run-worker", "store"]));
     for (const d of deployments) {
       const spec = specOf(d);
       expect(matches(spec.selector.matchLabels, spec.template.metadata.labels), d.metadata.name).toBe(true);
@@ -121,9 +130,20 @@ describe("infra/kubernetes", () => {
         }
       }
     }
-    // The edge proxy is ready when its own port answers.
-    expect(containerOf("edge-proxy").readinessProbe?.httpGet?.port).toBe("proxy");
-    expect(containerOf("edge-proxy").ports?.find((p) => p.name === "proxy")?.containerPort).toBe(Number(environmentOf(containerOf("edge-proxy"))["PROXY_PORT"]));
+    // Services with a listener of their own are ready when it answers: the edge proxy, the HTTP
+    // front of the provider gateway, the ACP bridge listener (over its TLS), the admin page.
+    const listeners: Array<[string, string, string, string]> = [
+      ["edge-proxy", "proxy", "PROXY_PORT", "HTTP"],
+      ["provider-gateway", "inbound", "INBOUND_PORT", "HTTP"],
+      ["acp-adapter", "acp", "ACP_PORT", "HTTPS"],
+      ["admin", "http", "ADMIN_PORT", "HTTP"],
+    ];
+    for (const [name, port, env, scheme] of listeners) {
+      const c = containerOf(name);
+      expect(c.readinessProbe?.httpGet?.port, name).toBe(port);
+      expect(c.readinessProbe?.httpGet?.scheme ?? "HTTP", name).toBe(scheme);
+      expect(c.ports?.find((p) => p.name === port)?.containerPort, name).toBe(Number(environmentOf(c)[env]));
+    }
   });
 
   it("runs workers as a scalable deployment with a disruption budget, and every budget and Service selects one deployment", () => {
@@ -152,6 +172,16 @@ describe("infra/kubernetes", () => {
     const worker = loadRunWorkerConfig(environmentOf(containerOf("run-worker")));
     const adapter = loadCursorAdapterConfig(environmentOf(containerOf("cursor-adapter")), readFile);
     const proxy = loadEdgeProxyConfig(environmentOf(containerOf("edge-proxy")), readFile);
+    // The ACP adapter listens with TLS from the mounted Secret (its loadConfig refuses plain ws on 0.0.0.0).
+    const acpEnv = environmentOf(containerOf("acp-adapter"));
+    const acp = loadAcpAdapterConfig(acpEnv, (path) => (path.endsWith(".json") ? EXAMPLE_CONFIG : `PEM of ${path}`));
+    expect(acp.tls).toEqual({ certPem: "PEM of /app/tls/tls.crt", keyPem: "PEM of /app/tls/tls.key" });
+    const acpMount = containerOf("acp-adapter").volumeMounts?.find((m) => acpEnv["ACP_TLS_CERT_FILE"]?.startsWith(`${m.mountPath}/`));
+    const acpVolumes = specOf(deployments.find((d) => d.metadata.name === "acp-adapter")!).template.spec.volumes ?? [];
+    expect(acpVolumes.find((v) => v.name === acpMount?.name)?.secret?.secretName).toBe("byok-acp-tls");
+    expect(loadAdminConfig(environmentOf(containerOf("admin"))).host).toBe("0.0.0.0");
+    const inbound = loadProviderGatewayConfig({ ...keys, ...environmentOf(containerOf("provider-gateway")) } as Record<string, string>, readFile).inbound;
+    expect(inbound).toMatchObject({ host: "0.0.0.0", port: 8090 });
     expect([worker.streamReplicas, adapter.streamReplicas]).toEqual([3, 3]);
     // The proxy reaches the adapters' Service on its port; every service reaches NATS at the chart's release.
     const adapterService = objects.find((o) => o.kind === "Service" && o.metadata.name === proxy.adapterOrigin.hostname);
@@ -161,11 +191,12 @@ describe("infra/kubernetes", () => {
     expect(kustomization.configMapGenerator.map((g) => g.name)).toEqual(["byok-gateway-config"]);
   });
 
-  it("gives database credentials only to the store and provider keys only to the provider gateway", () => {
+  it("gives database credentials only to the store, provider keys only to the provider gateway, the admin token only to admin", () => {
+    const secretEnv: Record<string, string[]> = { store: ["DATABASE_URL"], admin: ["ADMIN_TOKEN"] };
     for (const d of deployments) {
       const c = specOf(d).template.spec.containers[0]!;
       const secrets = (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name);
-      expect(secrets, d.metadata.name).toEqual(d.metadata.name === "store" ? ["DATABASE_URL"] : []);
+      expect(secrets, d.metadata.name).toEqual(secretEnv[d.metadata.name] ?? []);
       expect((c.envFrom ?? []).map((e) => e.secretRef?.name), d.metadata.name).toEqual(d.metadata.name === "provider-gateway" ? ["byok-provider-keys"] : []);
     }
   });

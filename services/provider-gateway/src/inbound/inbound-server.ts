@@ -63,7 +63,7 @@ export interface InboundServer {
   stop(): Promise<void>;
 }
 
-type Endpoint = { readonly kind: "model-call"; readonly format: ClientFormat } | { readonly kind: "count-tokens" } | { readonly kind: "models" };
+type Endpoint = { readonly kind: "model-call"; readonly format: ClientFormat } | { readonly kind: "count-tokens" } | { readonly kind: "models" } | { readonly kind: "health" };
 
 const MODEL_CALLS: Readonly<Record<string, ClientFormat>> = {
   "/v1/chat/completions": "openai-chat",
@@ -127,6 +127,11 @@ async function handle(options: InboundServerOptions, byName: ReadonlyMap<string,
   });
   try {
     if (endpoint === undefined) throw new InboundError("not_found", `no such endpoint: ${req.method ?? "GET"} ${url.pathname}`);
+    if (endpoint.kind === "health") {
+      // Readiness of the listener (Kubernetes probes): no key needed, nothing about the gateway in the answer.
+      res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+      return;
+    }
     const memberId = await authenticate(options.memberKeys, req);
     if (endpoint.kind === "models") {
       modelList(res, req, [...options.adapters.values()].map((a) => a.route));
@@ -254,6 +259,7 @@ function endpointOf(method: string, path: string): Endpoint | undefined {
   if (format !== undefined) return method === "POST" ? { kind: "model-call", format } : undefined;
   if (path === "/v1/messages/count_tokens") return method === "POST" ? { kind: "count-tokens" } : undefined;
   if (path === "/v1/models") return method === "GET" ? { kind: "models" } : undefined;
+  if (path === "/healthz") return method === "GET" ? { kind: "health" } : undefined;
   return undefined;
 }
 

@@ -310,3 +310,13 @@ describe("no buffering on the same-shape path", () => {
     });
   }
 });
+
+describe("the listener's health", () => {
+  it("answers GET /healthz without a key (the Kubernetes probes), and nothing else without one", async () => {
+    const health = await fetch(`${kit.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.text()).toBe("ok\n");
+    expect((await fetch(`${kit.url}/v1/models`)).status).toBe(401);
+    expect((await fetch(`${kit.url}/healthz`, { method: "POST" })).status).toBe(404);
+  });
+});
