@@ -14,13 +14,15 @@
  *     Prompts ended: end = end_turn, max_tokens, refusal, cancelled, or the
  *     failure kind (run_failed, store, bus, ...).
  *   byok_acp_tool_calls_total{tool, outcome}         counter
- *     Tool calls run on the editor: outcome ok or error (rejected ones too).
+ *     Tool calls run on the editor: outcome ok or error (rejected ones too);
+ *     tool is one of ACP_TOOL_NAMES, or "other" for a name the model made up.
  *   byok_acp_permission_requests_total{kind, verdict} counter
  *     Permission requests to the member: kind edit | execute, verdict
  *     allowed, allowed_always, rejected or cancelled; `remembered` counts calls
  *     allowed by an earlier "always" without asking.
  */
 import { Counter, Gauge, type Registry } from "@byok/platform";
+import { isAcpToolName } from "./tools/tool-names.ts";
 
 export type LinkEvent = "opened" | "resumed" | "ended" | "refused_key" | "refused_unavailable";
 export type PermissionVerdictLabel = "allowed" | "allowed_always" | "rejected" | "cancelled" | "remembered";
@@ -67,7 +69,8 @@ export function createAcpAdapterMetrics(registry: Registry, sources: AcpAdapterM
       active = Math.max(0, active - 1);
       prompts.inc({ end });
     },
-    toolCall: (tool, isError) => tools.inc({ tool, outcome: isError ? "error" : "ok" }),
+    // The name is the model's: one it made up counts as "other".
+    toolCall: (tool, isError) => tools.inc({ tool: isAcpToolName(tool) ? tool : "other", outcome: isError ? "error" : "ok" }),
     permission: (kind, verdict) => permissions.inc({ kind, verdict }),
   };
 }

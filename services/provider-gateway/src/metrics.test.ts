@@ -94,4 +94,26 @@ describe("accounting series", () => {
     expect(text.value("byok_limit_rejections_total", { limit: "team_budget" })).toBe(1);
     expect(text.value("byok_limit_rejections_total", { limit: "other" })).toBe(1);
   });
+
+  it("counts a model id outside the configured routes as other", async () => {
+    let clock = 0;
+    const registry = createMetricsRegistry("provider-gateway", { host: "127.0.0.1", port: undefined });
+    const metrics = createProviderGatewayMetrics(registry, () => clock, new Set(["team-gpt"]));
+    for (const routeId of ["team-gpt", "made-up-1", "made-up-2"]) {
+      const call = metrics.modelCall(routeId, 0);
+      call.requestSent();
+      clock += 5;
+      call.contentSent();
+      metrics.callEnded({ clientKind: "openai-api", routeId, path: "same-shape", outcome: "ok", durationMs: 5, firstByteMs: 5, usage: { inputTokens: 3 } });
+      metrics.recordModelCost(routeId, "team-1", { kind: "known", usd: 0.5 });
+    }
+    const text = parseMetricsText(await registry.metrics());
+    const calls = { service: "provider-gateway", client_kind: "openai-api", outcome: "ok" };
+    expect(text.value("byok_model_calls_total", { ...calls, model: "team-gpt" })).toBe(1);
+    expect(text.value("byok_model_calls_total", { ...calls, model: "other" })).toBe(2);
+    expect(text.value("byok_model_tokens_total", { service: "provider-gateway", model: "other", kind: "input" })).toBe(6);
+    expect(text.value("byok_model_cost_usd_total", { service: "provider-gateway", model: "other", team: "team-1" })).toBe(1);
+    expect(text.histogramCount("byok_model_call_time_to_first_token_seconds", { service: "provider-gateway", model: "other" })).toBe(2);
+    expect(await registry.metrics()).not.toMatch(/made-up/);
+  });
 });

@@ -1,7 +1,9 @@
 /**
  * The provider gateway's series. `model` is always a route id from the
- * gateway configuration (a bounded set), or "unknown" for a request naming no
- * configured model; no series carries a run, call or member id.
+ * gateway configuration (a bounded set): given the configured ids, any other
+ * value (a model id a client made up, should a caller pass one) is counted
+ * as "other", so clients cannot grow the label set. No series carries a run,
+ * call or member id.
  *
  * Model calls. Every call path reports through the CallMetrics seam
  * (accounting/call-metrics.ts: callStarted/callEnded), which this implements;
@@ -94,8 +96,15 @@ const TOKEN_KINDS = [
 
 const KNOWN_LIMITS: ReadonlySet<string> = new Set(REJECTED_LIMITS);
 
-/** `now` is the clock of the call timings (tests pass a fake one). */
-export function createProviderGatewayMetrics(registry: Registry, now: () => number = () => performance.now()): ProviderGatewayMetrics {
+/** The `model` label of every model id outside the configured routes. */
+export const OTHER_MODEL_LABEL = "other";
+
+/**
+ * `now` is the clock of the call timings (tests pass a fake one); `modelIds`
+ * the configured route ids (undefined: labels are taken as given).
+ */
+export function createProviderGatewayMetrics(registry: Registry, now: () => number = () => performance.now(), modelIds?: ReadonlySet<string>): ProviderGatewayMetrics {
+  const modelLabel = (model: string): string => (modelIds === undefined || modelIds.has(model) ? model : OTHER_MODEL_LABEL);
   const calls = new Counter({ name: "byok_model_calls_total", help: "Model calls ended, by model, client kind and outcome.", labelNames: ["model", "client_kind", "outcome"], registers: [registry] });
   const ttft = new Histogram({
     name: "byok_model_call_time_to_first_token_seconds",
@@ -120,15 +129,17 @@ export function createProviderGatewayMetrics(registry: Registry, now: () => numb
   return {
     callStarted() {},
     callEnded(call) {
-      calls.inc({ model: call.routeId, client_kind: call.clientKind, outcome: call.outcome.toLowerCase() });
+      const model = modelLabel(call.routeId);
+      calls.inc({ model, client_kind: call.clientKind, outcome: call.outcome.toLowerCase() });
       const usage = call.usage;
       if (usage === undefined) return;
       for (const [field, kind] of TOKEN_KINDS) {
         const count = usage[field];
-        if (count !== undefined) tokens.inc({ model: call.routeId, kind }, count);
+        if (count !== undefined) tokens.inc({ model, kind }, count);
       }
     },
-    modelCall(model, receivedAtMs) {
+    modelCall(modelId, receivedAtMs) {
+      const model = modelLabel(modelId);
       let sentAt: number | undefined;
       let chunkAt: number | undefined;
       let firstContent = false;
@@ -161,7 +172,8 @@ export function createProviderGatewayMetrics(registry: Registry, now: () => numb
         contentSent,
       };
     },
-    recordModelCost(model, team, callCost) {
+    recordModelCost(modelId, team, callCost) {
+      const model = modelLabel(modelId);
       if (callCost.kind === "known") cost.inc({ model, team }, callCost.usd);
       else unknownCost.inc({ model, team });
     },

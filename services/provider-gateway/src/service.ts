@@ -54,7 +54,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
   const names = busNames(config.busPrefix);
   const store = new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs });
   const registry = createMetricsRegistry("provider-gateway", config.metrics);
-  const metrics = createProviderGatewayMetrics(registry);
+  const metrics = createProviderGatewayMetrics(registry, undefined, new Set(config.routes.keys()));
   const storeAccounting =
     overrides.accounting !== undefined || config.accounting === undefined
       ? undefined
