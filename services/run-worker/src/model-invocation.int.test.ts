@@ -32,13 +32,14 @@ function frame(seq: number, event: EventInit): Uint8Array {
 }
 
 describe("model invocation over the bus", () => {
-  const bus = createTestBus();
   let names: BusNames;
   let nc: NatsConnection;
   let peer: NatsConnection;
 
   beforeEach(async () => {
-    names = busNames(bus.prefix);
+    // Subjects of their own per test: the server drops a closed connection's subscriptions
+    // asynchronously, so the previous test's peer may still hold interest in a shared subject.
+    names = busNames(createTestBus().prefix);
     nc = await connect({ servers: NATS_URL });
     peer = await connect({ servers: NATS_URL });
   });
@@ -162,6 +163,9 @@ describe("model invocation over the bus", () => {
     expect(answered).toEqual([true, true]);
     expect(forwarded.map((e) => e.case)).toEqual(["textStart", "textDelta", "textEnd", "usage"]);
     // The call is over: its inbox is gone, which is how the gateway learns that a caller left.
+    // The invoker's unsubscribe is buffered by the client: once flushed, the server has it (a
+    // probe in between finds the interest still there and times out; the gateway then probes again).
+    await nc.flush();
     await expect(peer.request(inbox, new Uint8Array(0), probe())).rejects.toThrow(/no responders/i);
   });
 
