@@ -16,6 +16,7 @@ import { aiserver } from "@byok/cursor-protocol";
 import { parsePricePerMillion, parseUsd } from "@byok/platform";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
+import { minuteStartClock } from "@byok/test-support/minute-clock";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { AcpEditor } from "./acp-editor.ts";
 
@@ -26,6 +27,8 @@ let gw: GatewayHarness;
 beforeAll(async () => {
   gw = await startGateway({
     acpAdapter: true,
+    // The per-minute limit below sees one minute window: the store's clock starts one second into a minute.
+    storeNow: minuteStartClock(),
     model: { price: { input: "2.5", output: "10" } },
     extraModels: [{ id: OTHER_MODEL, displayName: "Other model", upstreamModel: "gpt-4o-mini", contextWindow: 128_000 }],
     env: { providerGateway: { INBOUND_PORT: "0", INBOUND_KEY_CACHE_MS: "1" }, cursorAdapter: { MODEL_LIST_TTL_MS: "1" } },
@@ -90,7 +93,6 @@ describe("the accounting behind every client", () => {
   it("charges an HTTP client's calls to the ledger and refuses the one over its request limit with 429 and Retry-After", async () => {
     const member = await gw.createMember("hana");
     expect((await gw.store("setMemberLimits", { limits: { memberId: member.memberId, requestsPerMinute: 1 } })).error).toBeUndefined();
-    await waitFor(() => new Date().getUTCSeconds() < 45, "a fresh part of the minute", 20_000);
     const openai = new OpenAI({ apiKey: member.key, baseURL: `${gw.inboundUrl}/v1`, maxRetries: 0 });
     const upstreamBefore = gw.llm.requests.length;
     // One answer: the refused second call must not reach the mock (nothing stays queued for the next test).

@@ -23,6 +23,7 @@ import { TestProcesses } from "./failover-support.ts";
 import type { RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
+import { minuteStartClock } from "@byok/test-support/minute-clock";
 import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
@@ -40,8 +41,10 @@ let gw: GatewayHarness;
 let requests: ModelRequest[];
 let invokeWatch: Subscription | undefined;
 
-async function startReplicas(env: Record<string, string> = {}): Promise<void> {
+/** `storeNow`: the store's clock (per-minute tests pin it to the start of a minute, see minute-clock.ts). */
+async function startReplicas(options: { storeNow?: () => Date } = {}): Promise<void> {
   gw = await startGateway({
+    ...(options.storeNow === undefined ? {} : { storeNow: options.storeNow }),
     providerGateway: false,
     workers: 2,
     model: { maxOutputTokens: MAX_OUTPUT_TOKENS, price: PRICE },
@@ -54,8 +57,8 @@ async function startReplicas(env: Record<string, string> = {}): Promise<void> {
     },
   });
   await gw.nc.flush();
-  await processes.startProviderGateway(gw, "replica-a", env);
-  await processes.startProviderGateway(gw, "replica-b", env);
+  await processes.startProviderGateway(gw, "replica-a");
+  await processes.startProviderGateway(gw, "replica-b");
 }
 
 async function createMember(name: string): Promise<string> {
@@ -95,11 +98,6 @@ async function assistantMessages(conversationId: string): Promise<number> {
   if (conversation.headRevisionId === "") return 0;
   const history = await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
   return history.messages.filter((m) => m.body.case === "assistant").length;
-}
-
-/** Starts well inside a UTC minute, so that a per-minute test does not straddle two windows. */
-async function awayFromMinuteEnd(): Promise<void> {
-  await waitFor(() => new Date().getUTCSeconds() < 40, "a fresh part of the minute", 30_000);
 }
 
 beforeEach(() => {
@@ -168,11 +166,11 @@ describe("budgets and limits across two provider-gateway replicas", () => {
   });
 
   it("holds requests per minute across both replicas", async () => {
-    await startReplicas();
+    // One minute window for the whole test: the store's clock starts one second into a minute.
+    await startReplicas({ storeNow: minuteStartClock() });
     const memberId = await createMember("bea");
     expect((await gw.store("setMemberLimits", { limits: { memberId, requestsPerMinute: 3 } })).error).toBeUndefined();
     for (let i = 0; i < 8; i++) gw.llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });
-    await awayFromMinuteEnd();
 
     const results = await concurrentRuns(memberId, 8).finished;
     const completed = results.filter((r) => r.end.kind === "ok").length;
@@ -185,7 +183,7 @@ describe("budgets and limits across two provider-gateway replicas", () => {
   });
 
   it("holds tokens per minute across both replicas: calls in flight reserve their input estimate plus max output tokens", async () => {
-    await startReplicas();
+    await startReplicas({ storeNow: minuteStartClock() });
     // One call of another member shows what a call reserves (all these runs send the same request).
     const probe = await createMember("probe");
     gw.llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });
@@ -196,7 +194,6 @@ describe("budgets and limits across two provider-gateway replicas", () => {
     expect((await gw.store("setMemberLimits", { limits: { memberId, tokensPerMinute: 3n * perCall } })).error).toBeUndefined();
     // The upstream answers are held: admitted calls stay in flight with their reservations.
     const held = Array.from({ length: 8 }, () => gw.llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE, holdHeaders: true }));
-    await awayFromMinuteEnd();
     const before = gw.llm.requests.length;
     const all = concurrentRuns(memberId, 8).finished;
     // Wait until every run is either refused or waiting on the provider.

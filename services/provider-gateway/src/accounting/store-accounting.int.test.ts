@@ -13,6 +13,7 @@ import { parsePricePerMillion, parseUsd, silentLogger } from "@byok/platform";
 import { loadConfig, startStore, type RunningStore } from "@byok/store";
 import { StoreClient } from "@byok/store-client";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
+import { minuteStartClock } from "@byok/test-support/minute-clock";
 import type { AdmissionDecision, CallAdmission, CallUsage } from "./call-accounting.ts";
 import type { AccountedModels } from "./price-table.ts";
 import type { CallCost } from "./pricing.ts";
@@ -69,10 +70,14 @@ function admission(overrides: Partial<CallAdmission> = {}): CallAdmission {
   };
 }
 
+function storeConfig() {
+  return loadConfig({ DATABASE_URL: database.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, DATABASE_POOL_SIZE: "8" });
+}
+
 beforeEach(async () => {
   database = await createTestDatabase();
   bus = createTestBus();
-  store = await startStore(loadConfig({ DATABASE_URL: database.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, DATABASE_POOL_SIZE: "8" }), { log: silentLogger() });
+  store = await startStore(storeConfig(), { log: silentLogger() });
   nc = await connect({ servers: bus.natsUrl });
   client = new StoreClient(nc, busNames(bus.prefix), { timeoutMs: 5_000 });
   replicas = [];
@@ -87,9 +92,13 @@ afterEach(async () => {
   await database.drop();
 });
 
-/** Starts well inside a UTC minute, so that a per-minute test does not straddle two windows. */
-async function awayFromMinuteEnd(): Promise<void> {
-  await waitFor(() => new Date().getUTCSeconds() < 50, "a fresh part of the minute", 15_000);
+/**
+ * Restarts the store on a clock one second into a minute (minute-clock.ts), so that a per-minute
+ * test sees one window however long it takes, without waiting for the wall clock.
+ */
+async function inOneMinuteWindow(): Promise<void> {
+  await store.stop();
+  store = await startStore(storeConfig(), { log: silentLogger(), now: minuteStartClock() });
 }
 
 async function ledgerRows(): Promise<Array<{ costUsd?: string; chargedUsd?: string; outcome: string }>> {
@@ -148,7 +157,7 @@ describe("StoreAccounting", () => {
 
   it("holds requests per minute across two replicas", async () => {
     await client.setMemberLimits({ memberId, requestsPerMinute: 5 });
-    await awayFromMinuteEnd();
+    await inOneMinuteWindow();
     const a = replica("a");
     const b = replica("b");
     const decisions = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).admit(admission())));
@@ -161,7 +170,7 @@ describe("StoreAccounting", () => {
   it("holds tokens per minute across two replicas, settling each call to its reported tokens", async () => {
     // Each call reserves 100 + 100 tokens; 1,000 per minute fit 5 (the overdraft may admit one more).
     await client.setMemberLimits({ memberId, tokensPerMinute: 1000n });
-    await awayFromMinuteEnd();
+    await inOneMinuteWindow();
     const a = replica("a");
     const b = replica("b");
     const decisions = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).admit(admission())));
