@@ -6,7 +6,9 @@
  * tests/run-worker-support.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { CommitCause, RunStatus, type Message } from "@byok/contracts";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { jetstream } from "@nats-io/jetstream";
+import { CommitCause, PreparedRunSchema, RunStatus, type Message } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
 import type { RunHooks } from "./run-client-double.ts";
 import { startStack, stopStacks, textAnswer, toolCalls, userText, prepared, committed, textOf, runRecord, llmMessages } from "./run-worker-support.ts";
@@ -128,6 +130,30 @@ describe("run worker: tool rounds", () => {
     const history = await stack.history(record.headRevisionId);
     expect(history.map((m) => m.body.case)).toEqual(["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     expect(history.filter((m) => m.body.case === "toolResult").map((m) => (m.body.case === "toolResult" ? m.body.value.content : ""))).toEqual(["one", "two"]);
+  });
+
+  it("makes the next model call once when the run is delivered again while its first owner still waits for results", async () => {
+    const stack = await startStack({ workers: 2 });
+    stack.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks: toolCalls("", [{ id: "call_1", name: "Read", args: "{}" }]) });
+    // One answer for the call after the round: a second one would get the mock's 500.
+    stack.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks: textAnswer("Read it once.") });
+    const init = prepared("run-twice", "conv-twice", "go");
+    const run = await stack.client.start(init);
+    await waitFor(() => run.states.some((s) => s.event.case === "executeToolRound"), "the tool round");
+    // A second delivery of the same run while the first owner is alive: what JetStream does when a
+    // consumer leader change loses the owner's in-progress acks (seen on a NATS cluster failover).
+    const js = jetstream(stack.client.nc);
+    await js.publish(stack.names.runStart, toBinary(PreparedRunSchema, create(PreparedRunSchema, init)), { msgID: "run-twice:delivered-again" });
+    await waitFor(async () => (await runRecord(stack, "run-twice")).beginCount === 2, "the second delivery to begin the run");
+    await run.sendToolResult("call_1", "one");
+    expect((await run.terminal).outcome.case).toBe("completed");
+    // Both owners read the result; the first one learns from the store that the run was begun again and stops.
+    expect(stack.llm.requestsTo("openai-chat")).toHaveLength(2);
+    const record = await runRecord(stack, "run-twice");
+    expect(record.status).toBe(RunStatus.COMPLETED);
+    const history = await stack.history(record.headRevisionId);
+    expect(history.map((m) => m.body.case)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect(run.states.filter((s) => s.event.case === "terminal")).toHaveLength(1);
   });
 
   it("fails a run on its last delivery instead of dropping it", async () => {

@@ -94,11 +94,28 @@ export class RunInterrupted extends Error {
   override readonly name = "RunInterrupted";
 }
 
+/**
+ * A later delivery of the same run began (the store's begin count grew past
+ * this owner's): that delivery owns the run now. This one stops without
+ * ending the run, reporting anything or settling the JetStream message.
+ */
+export class RunSuperseded extends Error {
+  override readonly name = "RunSuperseded";
+  readonly beginCount: number;
+  readonly currentBeginCount: number;
+  constructor(beginCount: number, currentBeginCount: number) {
+    super(`run begun again (begin ${currentBeginCount}) while this owner (begin ${beginCount}) ran it`);
+    this.beginCount = beginCount;
+    this.currentBeginCount = currentBeginCount;
+  }
+}
+
 export class RunEngine {
   readonly #deps: EngineDeps;
   readonly #runId: RunId;
   readonly #prepared: PreparedRun;
   readonly #model: RunModelContext;
+  readonly #beginCount: number;
   readonly #log: Logger;
   #head: string;
   #history: Message[] = [];
@@ -121,6 +138,7 @@ export class RunEngine {
     this.#prepared = prepared;
     this.#log = deps.log;
     this.#head = record.headRevisionId;
+    this.#beginCount = record.beginCount;
     this.#callIndex = parseProviderCallIndex(record.providerCallIndex);
     // Calls an earlier owner made are unknown here: their usage cannot be summed.
     if (this.#callIndex !== NO_PROVIDER_CALL) this.#usages.push(undefined);
@@ -373,6 +391,8 @@ export class RunEngine {
             goneReason !== undefined && !this.#deps.signal.aborted
               ? new RunStop({ kind: "cancelled", reason: `client gone: ${goneReason}` })
               : new RunInterrupted("cancelled while waiting for tool results"),
+          beginCount: this.#beginCount,
+          superseded: (current) => new RunSuperseded(this.#beginCount, current),
         },
         round,
       );

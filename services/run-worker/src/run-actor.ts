@@ -30,7 +30,7 @@ import { ClientChannel } from "./client-channel.ts";
 import type { CompactionConfig } from "./compaction.ts";
 import type { TokenCounters } from "./token-count.ts";
 import { clientGoneNow } from "./client-liveness.ts";
-import { RunEngine, RunInterrupted } from "./engine.ts";
+import { RunEngine, RunInterrupted, RunSuperseded } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
@@ -61,9 +61,10 @@ export interface RunActorDeps {
 /**
  * What happens to the JetStream message once the actor is done with it: ack
  * (the run ended), hand_over (redeliver now, to another worker), retry_later
- * (redeliver after a pause: a dependency is down), term (undecodable).
+ * (redeliver after a pause: a dependency is down), term (undecodable),
+ * leave (a later delivery of the same message owns the run: it settles it).
  */
-type Settlement = "ack" | "hand_over" | "retry_later" | "term";
+type Settlement = "ack" | "hand_over" | "retry_later" | "term" | "leave";
 
 const RETRY_DELAY_MS = 2_000;
 /** Backoff between run.finish attempts while the store is unavailable. */
@@ -125,6 +126,8 @@ export class RunActor {
           break;
         case "term":
           msg.term();
+          break;
+        case "leave":
           break;
         default:
           assertNever(settlement);
@@ -251,6 +254,10 @@ export class RunActor {
     try {
       outcome = await engine.run();
     } catch (err) {
+      if (err instanceof RunSuperseded) {
+        this.#log.warn({ begin_count: err.beginCount, current_begin_count: err.currentBeginCount }, "a later delivery of this run owns it now; stopping without a model call");
+        return "leave";
+      }
       if (err instanceof RunInterrupted && this.#stopReason !== undefined) {
         outcome = stopped(this.#stopReason);
       } else {

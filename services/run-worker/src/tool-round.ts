@@ -94,6 +94,10 @@ export interface ToolRoundDeps {
   usageSnapshot(): Pick<StateCommitted, "turnUsage" | "contextTokens">;
   /** Thrown when the run was cancelled while waiting for results. */
   interrupted(): Error;
+  /** The run's begin count when this owner began it (its delivery). */
+  readonly beginCount: number;
+  /** Thrown when the store shows a later delivery of the same run began since: that one owns it now. */
+  superseded(beginCount: number): Error;
 }
 
 /** Drives the round to settled; resolves with the revision after its last pair. */
@@ -139,6 +143,10 @@ export async function driveToolRound(deps: ToolRoundDeps, round: ToolRoundRecord
       content: result.content,
       isError: result.isError,
     });
+    // A redelivery of this run began while this owner waited for results (JetStream gave the run to
+    // another worker, e.g. after a consumer leader change lost in-progress acks): it drives the run
+    // from here; going on would make the next model call a second time.
+    if (commit.beginCount > deps.beginCount) throw deps.superseded(commit.beginCount);
     state.committed(result.callId, { revisionId: commit.revisionId, version: commit.toolRoundVersion, settled: commit.roundSettled, duplicate: commit.duplicate });
     if (commit.duplicate) {
       // Another owner committed it first: the store kept the first pair.
@@ -156,7 +164,12 @@ export async function driveToolRound(deps: ToolRoundDeps, round: ToolRoundRecord
     });
   }
   // When the last commit was somebody else's, only the store knows the tip.
-  const revisionId = duplicateSettled || round.settled ? (await deps.store.getRun(deps.runId)).headRevisionId : state.tipRevisionId;
+  let revisionId = state.tipRevisionId;
+  if (duplicateSettled || round.settled) {
+    const run = await deps.store.getRun(deps.runId);
+    if (run.beginCount > deps.beginCount) throw deps.superseded(run.beginCount);
+    revisionId = run.headRevisionId;
+  }
   await deps.commit({
     cause: CommitCause.TOOL_ROUND_SETTLED,
     revisionId,

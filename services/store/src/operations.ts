@@ -164,6 +164,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
           completionSeq: v.completionSeq,
           appended: v.appended,
           toolRoundVersion: v.roundVersion,
+          beginCount: v.beginCount,
         }),
       ),
 

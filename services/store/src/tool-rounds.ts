@@ -101,6 +101,8 @@ export interface CommittedToolResult {
   readonly roundVersion: number;
   /** The pair (assistant tool call, tool result) as stored. */
   readonly appended: Message[];
+  /** The run's begin count at the commit (see CommitToolResultResponse.begin_count). */
+  readonly beginCount: number;
 }
 
 /** The adjacent pair for `call`; the round's non-tool-call parts and replay go on the first pair only. */
@@ -121,7 +123,7 @@ export function commitToolResult(pool: pg.Pool, input: CommitToolResultInput): P
   return inTransaction<CommittedToolResult>(pool, async (tx) => {
     const locked = await lockRunConversation(tx, input.runId);
     if (locked.kind !== "ok") return locked;
-    const { conversation } = locked.value;
+    const { conversation, run } = locked.value;
     const round = await findRound(tx, input.runId, input.roundId, "lock");
     if (!round) return reject("not_found", `tool round ${input.roundId} of run ${input.runId} not found`);
 
@@ -134,6 +136,7 @@ export function commitToolResult(pool: pg.Pool, input: CommitToolResultInput): P
         completionSeq: earlier.completionSeq,
         roundVersion: round.version,
         appended: await loadRevisionOwnMessages(tx, earlier.revisionId),
+        beginCount: run.beginCount,
       });
     }
     const call = round.calls.find((c) => c.callId === input.callId);
@@ -160,7 +163,7 @@ export function commitToolResult(pool: pg.Pool, input: CommitToolResultInput): P
     );
     await setHead(tx, conversation.id, revision.id);
     await recordRunHead(tx, input.runId, revision.id, round.providerCallIndex);
-    return ok({ revisionId: revision.id, duplicate: false, roundSettled: settles, completionSeq, roundVersion, appended: pair.map((m) => m.message) });
+    return ok({ revisionId: revision.id, duplicate: false, roundSettled: settles, completionSeq, roundVersion, appended: pair.map((m) => m.message), beginCount: run.beginCount });
   });
 }
 

@@ -1137,6 +1137,15 @@ export declare type CommitToolResultResponse = Message<"byok.v1.CommitToolResult
    * @generated from field: uint32 tool_round_version = 6;
    */
   toolRoundVersion: number;
+
+  /**
+   * The run's begin count now (the deliveries that reached run.begin): a run
+   * owner that began with a smaller count was superseded by a redelivery of
+   * the same run and must stop before its next model call.
+   *
+   * @generated from field: uint32 begin_count = 7;
+   */
+  beginCount: number;
 };
 
 /**
