@@ -31,11 +31,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { STORE_OPERATIONS } from "@byok/contracts";
+import { freePort } from "@byok/local-infra/local-servers";
 import { serveRequests, silentLogger } from "@byok/platform";
 import { connect } from "@nats-io/transport-node";
 import { createTestBus } from "@byok/test-support/infra";
@@ -133,14 +133,6 @@ async function saturate(llm: MockLlm, sse: string, target: Target, seconds: numb
 function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return Number(fields[11]) + Number(fields[12]);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function waitReady(port: number, child: ChildProcess): Promise<void> {
