@@ -12,7 +12,8 @@ import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-ha
 import { waitFor } from "@byok/test-support/infra";
 import { AcpEditor, type PermissionAnswer } from "./acp-editor.ts";
 import { TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, enqueueChat } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { enqueueChat } from "./tools-support.ts";
 
 /** Redelivery within ~2 s of the crash instead of the default 30 s. */
 const FAST_REDELIVERY = { RUN_ACK_WAIT_MS: "2000", RUN_WORKING_INTERVAL_MS: "500" };

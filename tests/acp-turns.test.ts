@@ -9,7 +9,8 @@ import { providerFixture } from "@byok/test-support/fixtures";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { AcpEditor } from "./acp-editor.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, textOf } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { chatStream, enqueueChat } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 

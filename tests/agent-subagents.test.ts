@@ -19,19 +19,8 @@ import { SubagentRunner, type ExecContext } from "@byok/test-support/fake-cursor
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
 import { CLAUDE_MODEL_ID, enqueueAnthropicText, withClaudeModel } from "./agent-support.ts";
-import { afterLastUser, chatMessages, completedCard, enqueueChat, execArgs, finishedOk, readSuccess, textOf } from "./tools-support.ts";
-
-interface ChatTool {
-  function: { name: string };
-}
-
-function toolNames(body: unknown): string[] {
-  return ((body as { tools?: ChatTool[] }).tools ?? []).map((t) => t.function.name);
-}
-
-function systemText(body: unknown): string {
-  return textOf((body as { messages: Array<{ role: string; content: unknown }> }).messages.find((m) => m.role === "system")?.content);
-}
+import { afterLastUser, chatMessages, systemText, textOf, toolNames } from "@byok/test-support/chat-requests";
+import { completedCard, enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 describe("sub-agents end to end", () => {
   let gw: GatewayHarness | undefined;

@@ -12,9 +12,8 @@ import type { Message } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
 import type { CheckpointRecord, CursorRun, ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
 import {
-  afterLastUser,
-  chatMessages,
   completedCard,
   enqueueChat,
   epochOf,
@@ -24,7 +23,6 @@ import {
   finishedOk,
   readSuccess,
   settledCheckpoint,
-  textOf,
   toolUpdates,
 } from "./tools-support.ts";
 

@@ -14,7 +14,8 @@ import { RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /** Redelivery within ~2 s of the crash instead of the default 30 s. */
 const FAST_REDELIVERY = { RUN_ACK_WAIT_MS: "2000", RUN_WORKING_INTERVAL_MS: "500" };

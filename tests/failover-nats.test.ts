@@ -21,7 +21,8 @@ import { waitFor } from "@byok/test-support/infra";
 import type { CursorRun, RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivateNatsServer, TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /** Short timeouts so that a lost message shows within seconds (defaults are 10-30 s). */
 const SHORT_TIMEOUTS = {

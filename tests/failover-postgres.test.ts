@@ -14,7 +14,8 @@ import { waitFor } from "@byok/test-support/infra";
 import type { KvBehaviour } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads, textOf } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 function afterUser(messages: readonly Message[]): Message[] {
   const last = messages.map((m) => m.body.case).lastIndexOf("user");
