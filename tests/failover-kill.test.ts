@@ -12,6 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
+import { isTextDelta } from "@byok/test-support/fake-cursor";
+import { afterUser, callIdsOf } from "@byok/test-support/stored-messages";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
@@ -24,17 +26,6 @@ const FAST_CALLER_PROBES = { PROVIDER_CALLER_PROBE_MS: "250" };
 
 const CALL_A = "call_kill_read_a";
 const CALL_B = "call_kill_read_b";
-
-function afterUser(messages: readonly Message[]): Message[] {
-  const last = messages.map((m) => m.body.case).lastIndexOf("user");
-  return messages.slice(last + 1);
-}
-
-function callIdsOf(message: Message): string[] {
-  if (message.body.case === "toolResult") return [message.body.value.callId];
-  if (message.body.case === "assistant") return message.body.value.content.flatMap((p) => (p.part.case === "toolCall" ? [p.part.value.callId] : []));
-  return [];
-}
 
 function assistantText(message: Message | undefined): string {
   if (message?.body.case !== "assistant") return "";
@@ -130,7 +121,7 @@ describe("run worker killed with SIGKILL", () => {
     const run = chat.send("Answer slowly.", { modelId: gw.modelId });
     // The stream is held mid-answer and its first text reached the IDE.
     await first.held;
-    await run.waitForFrame((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta", "text of the first attempt");
+    await run.waitForFrame(isTextDelta, "text of the first attempt");
     const exit = await doomed.kill("SIGKILL");
     expect(exit.signal).toBe("SIGKILL");
     // Nobody answers the gateway's caller probes any more: it aborts the dead worker's upstream request

@@ -18,7 +18,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
-import type { CursorRun, RunResult } from "@byok/test-support/fake-cursor";
+import { afterUser } from "@byok/test-support/stored-messages";
+import { isTextDelta, type CursorRun, type RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivateNatsServer, TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
@@ -39,15 +40,6 @@ const SHORT_TIMEOUTS = {
 };
 /** A run caught by the restart has ended on the client by then (the timeouts above are 3-5 s). */
 const RUN_END_BOUND_MS = 15_000;
-
-function afterUser(messages: readonly Message[]): Message[] {
-  const last = messages.map((m) => m.body.case).lastIndexOf("user");
-  return messages.slice(last + 1);
-}
-
-function isTextDelta(m: Parameters<Parameters<CursorRun["waitForFrame"]>[0]>[0]): boolean {
-  return m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta";
-}
 
 async function endsWithin(run: CursorRun, ms: number): Promise<RunResult> {
   let timer: NodeJS.Timeout | undefined;

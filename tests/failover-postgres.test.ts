@@ -11,16 +11,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Message } from "@byok/contracts";
 import { FailureKind, RunStatus, STORE_OPERATIONS, StoreErrorKind } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
+import { afterUser } from "@byok/test-support/stored-messages";
 import type { KvBehaviour } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
 import { enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
-
-function afterUser(messages: readonly Message[]): Message[] {
-  const last = messages.map((m) => m.body.case).lastIndexOf("user");
-  return messages.slice(last + 1);
-}
 
 /**
  * KV behaviour that holds the client's ACK of the final answer's blob: when the

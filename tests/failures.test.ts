@@ -9,16 +9,12 @@ import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import { agent, aiserver } from "@byok/cursor-protocol";
 import { waitFor } from "@byok/test-support/infra";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
-import { buildRunRequest, emptyConversationState, type FakeConversation, type RunResult } from "@byok/test-support/fake-cursor";
+import { buildRunRequest, emptyConversationState, isTextDelta, type FakeConversation, type RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const expected = readChatFixture(TEXT_FIXTURE);
-
-function isTextDelta(m: agent.AgentServerMessage): boolean {
-  return m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta";
-}
 
 function assistantMessages(messages: readonly Message[]): Message[] {
   return messages.filter((m) => m.body.case === "assistant");
