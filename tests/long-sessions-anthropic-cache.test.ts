@@ -8,7 +8,7 @@
  * conversation and per model).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
+import { runAdmin } from "../services/admin/src/testing/admin-cli.ts";
 import { StoreClient } from "@byok/store-client";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
@@ -103,11 +103,8 @@ describe("Anthropic prompt caching", () => {
 
     // The admin prompt-cache report, against the same store, once the accounting wrote the four calls' ledger rows.
     await waitFor(async () => (await gw.sql("SELECT 1 FROM ledger")).length === 4, "the four model calls in the ledger");
-    let out = "";
-    const parsed = parseAdminArgs(["cache"]);
-    if (parsed.kind !== "command") throw new Error("cache did not parse");
-    const code = await runAdminCommand(parsed.command, new StoreClient(gw.nc, gw.names, { timeoutMs: 10_000 }), { out: (t) => (out += t), err: (t) => (out += t) }, { json: false, where: "the test's bus" });
-    expect(code).toBe(0);
+    const { code, out, err } = await runAdmin(new StoreClient(gw.nc, gw.names, { timeoutMs: 10_000 }), ["cache"]);
+    expect(code, err).toBe(0);
     const input = 10 + 5000 + 12 + 700 + 5000 + (9 + 60 + 5700) + (9 + 40 + 5760);
     const read = 5000 + 5700 + 5760;
     const share = `${((Math.floor((read * 10_000) / input)) / 100).toFixed(1)}%`;
