@@ -49,6 +49,33 @@ describe("ACP durability", () => {
     return editor;
   }
 
+  /**
+   * Both scenarios: a session asked to copy a.txt to b.txt (the model reads
+   * a, then writes b, then answers `finalText`); the editor holds its answer
+   * to the write's permission request until `answer.open()`, and `asked`
+   * opens when the request arrives.
+   */
+  async function copyScenario(tag: string, finalText: string) {
+    const asked = gate();
+    const answer = gate();
+    const e = await connect(async () => {
+      asked.open();
+      await answer.wait;
+      return "allow-once";
+    });
+    const { sessionId } = await e.newSession("/home/dev/project");
+    e.files.set("/home/dev/project/a.txt", "A\n");
+    enqueueChat(gw, {
+      id: `chatcmpl-acp-${tag}-1`,
+      calls: [
+        { id: `call_${tag}_read`, name: "read_file", args: { path: "/home/dev/project/a.txt" } },
+        { id: `call_${tag}_write`, name: "write_file", args: { path: "/home/dev/project/b.txt", content: "B\n" } },
+      ],
+    });
+    enqueueChat(gw, { id: `chatcmpl-acp-${tag}-2`, text: finalText });
+    return { e, sessionId, asked, answer };
+  }
+
   async function stored(sessionId: string): Promise<Message[]> {
     const conversation = await gw.store("getConversation", { conversationId: sessionId });
     return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
@@ -61,23 +88,7 @@ describe("ACP durability", () => {
     });
 
     it("resumes the session when the bridge's connection drops mid-round", async () => {
-      const asked = gate();
-      const answer = gate();
-      const e = await connect(async () => {
-        asked.open();
-        await answer.wait;
-        return "allow-once";
-      });
-      const { sessionId } = await e.newSession("/home/dev/project");
-      e.files.set("/home/dev/project/a.txt", "A\n");
-      enqueueChat(gw, {
-        id: "chatcmpl-acp-drop-1",
-        calls: [
-          { id: "call_drop_read", name: "read_file", args: { path: "/home/dev/project/a.txt" } },
-          { id: "call_drop_write", name: "write_file", args: { path: "/home/dev/project/b.txt", content: "B\n" } },
-        ],
-      });
-      enqueueChat(gw, { id: "chatcmpl-acp-drop-2", text: "Copied after the reconnect." });
+      const { e, sessionId, asked, answer } = await copyScenario("drop", "Copied after the reconnect.");
       const prompt = e.prompt(sessionId, "Copy a to b");
 
       // The editor is asked for the write; the network drops before it answers.
@@ -104,23 +115,7 @@ describe("ACP durability", () => {
     });
 
     it("re-runs only the call without a result when the worker owning the round is killed", async () => {
-      const asked = gate();
-      const answer = gate();
-      const e = await connect(async () => {
-        asked.open();
-        await answer.wait;
-        return "allow-once";
-      });
-      const { sessionId } = await e.newSession("/home/dev/project");
-      e.files.set("/home/dev/project/a.txt", "A\n");
-      enqueueChat(gw, {
-        id: "chatcmpl-acp-kill-1",
-        calls: [
-          { id: "call_kill_read", name: "read_file", args: { path: "/home/dev/project/a.txt" } },
-          { id: "call_kill_write", name: "write_file", args: { path: "/home/dev/project/b.txt", content: "B\n" } },
-        ],
-      });
-      enqueueChat(gw, { id: "chatcmpl-acp-kill-2", text: "Done despite the crash." });
+      const { e, sessionId, asked, answer } = await copyScenario("kill", "Done despite the crash.");
       const doomed = await processes.startRunWorker(gw, "doomed-acp-worker");
       const prompt = e.prompt(sessionId, "Copy a to b");
 
