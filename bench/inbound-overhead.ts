@@ -42,18 +42,11 @@ import { createTestBus } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
+import { intSetting } from "./support/settings.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const MEMBER_KEY = "bgk_bench_member_key";
 const MODEL = "bench-chat";
-
-function intSetting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
 
 const ITERATIONS = intSetting("BENCH_ITERATIONS", 300);
 const LEVELS = (process.env["BENCH_LEVELS"] ?? "1,16,64").split(",").map((v) => Number(v.trim()));
