@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
+import { storedHistory } from "@byok/test-support/stored-messages";
 import { AcpEditor, type PermissionAnswer } from "./acp-editor.ts";
 import { TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
@@ -76,11 +77,6 @@ describe("ACP durability", () => {
     return { e, sessionId, asked, answer };
   }
 
-  async function stored(sessionId: string): Promise<Message[]> {
-    const conversation = await gw.store("getConversation", { conversationId: sessionId });
-    return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
-  }
-
   describe("with an in-process worker", () => {
     beforeEach(async () => {
       // Short pings: the adapter notices the dead socket quickly.
@@ -105,7 +101,7 @@ describe("ACP durability", () => {
       expect(gw.acp!.adapter.links.links()).toHaveLength(1);
       const loop = afterLastUser(chatMessages(gw.llm.requestsTo("openai-chat")[1]));
       expect(loop.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call_drop_read", "call_drop_write"]);
-      expect(kinds(await stored(sessionId))).toEqual(["user", "user", "assistant", "result:call_drop_read", "assistant", "result:call_drop_write", "assistant"]);
+      expect(kinds(await storedHistory(gw, sessionId))).toEqual(["user", "user", "assistant", "result:call_drop_read", "assistant", "result:call_drop_write", "assistant"]);
     });
   });
 
@@ -136,7 +132,7 @@ describe("ACP durability", () => {
       expect(e.reads.filter((r) => r.path === "/home/dev/project/a.txt")).toHaveLength(1);
       expect(e.permissions).toHaveLength(1);
       expect(e.writes.map((w) => w.path)).toEqual(["/home/dev/project/b.txt"]);
-      expect(kinds(await stored(sessionId))).toEqual(["user", "user", "assistant", "result:call_kill_read", "assistant", "result:call_kill_write", "assistant"]);
+      expect(kinds(await storedHistory(gw, sessionId))).toEqual(["user", "user", "assistant", "result:call_kill_read", "assistant", "result:call_kill_write", "assistant"]);
     });
   });
 });

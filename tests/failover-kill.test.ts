@@ -13,7 +13,7 @@ import type { Message } from "@byok/contracts";
 import { RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
 import { isTextDelta } from "@byok/test-support/fake-cursor";
-import { afterUser, callIdsOf } from "@byok/test-support/stored-messages";
+import { afterUser, callIdsOf, storedHistory } from "@byok/test-support/stored-messages";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { TestProcesses } from "./failover-support.ts";
 import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
@@ -45,11 +45,6 @@ describe("run worker killed with SIGKILL", () => {
       await gw.stop();
     }
   });
-
-  async function storedHistory(conversationId: string): Promise<Message[]> {
-    const conversation = await gw.store("getConversation", { conversationId });
-    return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
-  }
 
   it("mid tool round: the next worker finishes the round; each tool runs once, each message is stored once, one settled checkpoint", async () => {
     enqueueChat(gw, {
@@ -93,7 +88,7 @@ describe("run worker killed with SIGKILL", () => {
     expect(roots.filter((r) => r.role === "tool").map((r) => r.id)).toEqual([CALL_A, CALL_B]);
 
     // The store: each pair once, in arrival order, then one final answer.
-    const stored = afterUser(await storedHistory(chat.id));
+    const stored = afterUser(await storedHistory(gw, chat.id));
     expect(stored.map((m) => m.body.case)).toEqual(["assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     expect(stored.map(callIdsOf)).toEqual([[CALL_A], [CALL_A], [CALL_B], [CALL_B], []]);
     expect(assistantText(stored[4])).toBe("Both files read despite the crash.");
@@ -147,7 +142,7 @@ describe("run worker killed with SIGKILL", () => {
     expect(requests[1]!.rawBody).toBe(requests[0]!.rawBody);
 
     // Exactly one assistant message, the completed one.
-    const stored = afterUser(await storedHistory(chat.id));
+    const stored = afterUser(await storedHistory(gw, chat.id));
     expect(stored.map((m) => m.body.case)).toEqual(["assistant"]);
     expect(assistantText(stored[0])).toBe(finalText);
     const record = (await gw.store("getRun", { runId: run.requestId })).run!;

@@ -18,7 +18,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
-import { afterUser } from "@byok/test-support/stored-messages";
+import { afterUser, storedHistory } from "@byok/test-support/stored-messages";
 import { isTextDelta, type CursorRun, type RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivateNatsServer, TestProcesses } from "./failover-support.ts";
@@ -72,8 +72,7 @@ describe("nats-server restarted mid-run", () => {
   });
 
   async function storedAfterUser(conversationId: string): Promise<Message[]> {
-    const conversation = await gw.store("getConversation", { conversationId });
-    return afterUser((await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages);
+    return afterUser(await storedHistory(gw, conversationId));
   }
 
   async function runRecord(runId: string) {

@@ -9,6 +9,7 @@ import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import { agent, aiserver } from "@byok/cursor-protocol";
 import { waitFor } from "@byok/test-support/infra";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { storedHistory } from "@byok/test-support/stored-messages";
 import { buildRunRequest, emptyConversationState, isTextDelta, type FakeConversation, type RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
@@ -31,10 +32,7 @@ function expectErrorEnd(result: RunResult, code?: string): void {
 
 /** Nothing of the model's answer reached the store: no assistant message in the conversation's head. */
 async function expectNothingAppended(gw: GatewayHarness, conversationId: string): Promise<void> {
-  const conversation = await gw.store("getConversation", { conversationId });
-  if (conversation.headRevisionId === "") return;
-  const history = await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
-  expect(assistantMessages(history.messages)).toEqual([]);
+  expect(assistantMessages(await storedHistory(gw, conversationId))).toEqual([]);
 }
 
 /** Waits until the store records the run with `status` (the worker finishes it asynchronously). */
