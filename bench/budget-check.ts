@@ -40,18 +40,11 @@ import { providerFixture } from "@byok/test-support/fixtures";
 import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
+import { intSetting } from "./support/settings.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const MODEL = "bench-model";
 const KEY_ENV = "BENCH_MOCK_KEY";
-
-function intSetting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number >= 1, got ${JSON.stringify(raw)}`);
-  return value;
-}
 
 const CALLS = intSetting("BENCH_CALLS", 2000);
 const WARMUP = intSetting("BENCH_WARMUP", 200);

@@ -37,6 +37,7 @@ import {
   summarize,
   type MemorySnapshot,
 } from "./support/report.ts";
+import { intSetting } from "./support/settings.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const PROMPT = "What's the weather in San Francisco right now?";
@@ -50,22 +51,14 @@ interface Settings {
   readonly maxSeconds: number;
 }
 
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
 function readSettings(env: NodeJS.ProcessEnv): Settings {
   return {
-    iterations: intSetting(env, "BENCH_ITERATIONS", 50, 1, 10_000),
-    warmup: intSetting(env, "BENCH_WARMUP", 5, 0, 1_000),
-    concurrency: intSetting(env, "BENCH_CONCURRENCY", 10, 1, 200),
-    rounds: intSetting(env, "BENCH_ROUNDS", 5, 0, 1_000),
-    turnTimeoutMs: intSetting(env, "BENCH_TURN_TIMEOUT_MS", 30_000, 1_000, 600_000),
-    maxSeconds: intSetting(env, "BENCH_MAX_SECONDS", 600, 10, 86_400),
+    iterations: intSetting("BENCH_ITERATIONS", 50, { min: 1, max: 10_000 }, env),
+    warmup: intSetting("BENCH_WARMUP", 5, { min: 0, max: 1_000 }, env),
+    concurrency: intSetting("BENCH_CONCURRENCY", 10, { min: 1, max: 200 }, env),
+    rounds: intSetting("BENCH_ROUNDS", 5, { min: 0, max: 1_000 }, env),
+    turnTimeoutMs: intSetting("BENCH_TURN_TIMEOUT_MS", 30_000, { min: 1_000, max: 600_000 }, env),
+    maxSeconds: intSetting("BENCH_MAX_SECONDS", 600, { min: 10, max: 86_400 }, env),
   };
 }
 

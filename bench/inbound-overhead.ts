@@ -31,29 +31,22 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { STORE_OPERATIONS } from "@byok/contracts";
+import { freePort } from "@byok/local-infra/local-servers";
 import { serveRequests, silentLogger } from "@byok/platform";
 import { connect } from "@nats-io/transport-node";
 import { createTestBus } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
+import { intSetting } from "./support/settings.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const MEMBER_KEY = "bgk_bench_member_key";
 const MODEL = "bench-chat";
-
-function intSetting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
 
 const ITERATIONS = intSetting("BENCH_ITERATIONS", 300);
 const LEVELS = (process.env["BENCH_LEVELS"] ?? "1,16,64").split(",").map((v) => Number(v.trim()));
@@ -133,14 +126,6 @@ async function saturate(llm: MockLlm, sse: string, target: Target, seconds: numb
 function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return Number(fields[11]) + Number(fields[12]);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function waitReady(port: number, child: ChildProcess): Promise<void> {

@@ -10,9 +10,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
+import { storedHistory } from "@byok/test-support/stored-messages";
 import { AcpEditor, type PermissionAnswer } from "./acp-editor.ts";
 import { TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, enqueueChat } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { enqueueChat } from "./tools-support.ts";
 
 /** Redelivery within ~2 s of the crash instead of the default 30 s. */
 const FAST_REDELIVERY = { RUN_ACK_WAIT_MS: "2000", RUN_WORKING_INTERVAL_MS: "500" };
@@ -48,9 +50,31 @@ describe("ACP durability", () => {
     return editor;
   }
 
-  async function stored(sessionId: string): Promise<Message[]> {
-    const conversation = await gw.store("getConversation", { conversationId: sessionId });
-    return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
+  /**
+   * Both scenarios: a session asked to copy a.txt to b.txt (the model reads
+   * a, then writes b, then answers `finalText`); the editor holds its answer
+   * to the write's permission request until `answer.open()`, and `asked`
+   * opens when the request arrives.
+   */
+  async function copyScenario(tag: string, finalText: string) {
+    const asked = gate();
+    const answer = gate();
+    const e = await connect(async () => {
+      asked.open();
+      await answer.wait;
+      return "allow-once";
+    });
+    const { sessionId } = await e.newSession("/home/dev/project");
+    e.files.set("/home/dev/project/a.txt", "A\n");
+    enqueueChat(gw, {
+      id: `chatcmpl-acp-${tag}-1`,
+      calls: [
+        { id: `call_${tag}_read`, name: "read_file", args: { path: "/home/dev/project/a.txt" } },
+        { id: `call_${tag}_write`, name: "write_file", args: { path: "/home/dev/project/b.txt", content: "B\n" } },
+      ],
+    });
+    enqueueChat(gw, { id: `chatcmpl-acp-${tag}-2`, text: finalText });
+    return { e, sessionId, asked, answer };
   }
 
   describe("with an in-process worker", () => {
@@ -60,23 +84,7 @@ describe("ACP durability", () => {
     });
 
     it("resumes the session when the bridge's connection drops mid-round", async () => {
-      const asked = gate();
-      const answer = gate();
-      const e = await connect(async () => {
-        asked.open();
-        await answer.wait;
-        return "allow-once";
-      });
-      const { sessionId } = await e.newSession("/home/dev/project");
-      e.files.set("/home/dev/project/a.txt", "A\n");
-      enqueueChat(gw, {
-        id: "chatcmpl-acp-drop-1",
-        calls: [
-          { id: "call_drop_read", name: "read_file", args: { path: "/home/dev/project/a.txt" } },
-          { id: "call_drop_write", name: "write_file", args: { path: "/home/dev/project/b.txt", content: "B\n" } },
-        ],
-      });
-      enqueueChat(gw, { id: "chatcmpl-acp-drop-2", text: "Copied after the reconnect." });
+      const { e, sessionId, asked, answer } = await copyScenario("drop", "Copied after the reconnect.");
       const prompt = e.prompt(sessionId, "Copy a to b");
 
       // The editor is asked for the write; the network drops before it answers.
@@ -93,7 +101,7 @@ describe("ACP durability", () => {
       expect(gw.acp!.adapter.links.links()).toHaveLength(1);
       const loop = afterLastUser(chatMessages(gw.llm.requestsTo("openai-chat")[1]));
       expect(loop.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call_drop_read", "call_drop_write"]);
-      expect(kinds(await stored(sessionId))).toEqual(["user", "user", "assistant", "result:call_drop_read", "assistant", "result:call_drop_write", "assistant"]);
+      expect(kinds(await storedHistory(gw, sessionId))).toEqual(["user", "user", "assistant", "result:call_drop_read", "assistant", "result:call_drop_write", "assistant"]);
     });
   });
 
@@ -103,23 +111,7 @@ describe("ACP durability", () => {
     });
 
     it("re-runs only the call without a result when the worker owning the round is killed", async () => {
-      const asked = gate();
-      const answer = gate();
-      const e = await connect(async () => {
-        asked.open();
-        await answer.wait;
-        return "allow-once";
-      });
-      const { sessionId } = await e.newSession("/home/dev/project");
-      e.files.set("/home/dev/project/a.txt", "A\n");
-      enqueueChat(gw, {
-        id: "chatcmpl-acp-kill-1",
-        calls: [
-          { id: "call_kill_read", name: "read_file", args: { path: "/home/dev/project/a.txt" } },
-          { id: "call_kill_write", name: "write_file", args: { path: "/home/dev/project/b.txt", content: "B\n" } },
-        ],
-      });
-      enqueueChat(gw, { id: "chatcmpl-acp-kill-2", text: "Done despite the crash." });
+      const { e, sessionId, asked, answer } = await copyScenario("kill", "Done despite the crash.");
       const doomed = await processes.startRunWorker(gw, "doomed-acp-worker");
       const prompt = e.prompt(sessionId, "Copy a to b");
 
@@ -140,7 +132,7 @@ describe("ACP durability", () => {
       expect(e.reads.filter((r) => r.path === "/home/dev/project/a.txt")).toHaveLength(1);
       expect(e.permissions).toHaveLength(1);
       expect(e.writes.map((w) => w.path)).toEqual(["/home/dev/project/b.txt"]);
-      expect(kinds(await stored(sessionId))).toEqual(["user", "user", "assistant", "result:call_kill_read", "assistant", "result:call_kill_write", "assistant"]);
+      expect(kinds(await storedHistory(gw, sessionId))).toEqual(["user", "user", "assistant", "result:call_kill_read", "assistant", "result:call_kill_write", "assistant"]);
     });
   });
 });

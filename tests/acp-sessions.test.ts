@@ -10,7 +10,8 @@ import { providerFixture } from "@byok/test-support/fixtures";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { AcpEditor } from "./acp-editor.ts";
-import { chatMessages, enqueueChat, textOf } from "./tools-support.ts";
+import { chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { enqueueChat } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const SECOND_MODEL = { id: "byok-test-second", displayName: "Second team model", upstreamModel: "gpt-4o-mini", contextWindow: 64_000 };

@@ -9,7 +9,9 @@ import { providerFixture } from "@byok/test-support/fixtures";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { AcpEditor } from "./acp-editor.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, textOf } from "./tools-support.ts";
+import { storedHistory } from "@byok/test-support/stored-messages";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { chatStream, enqueueChat } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 
@@ -31,11 +33,6 @@ describe("ACP turns", () => {
     return editor;
   }
 
-  /** The conversation's stored messages (the session id is the conversation id). */
-  async function stored(sessionId: string) {
-    const conversation = await gw.store("getConversation", { conversationId: sessionId });
-    return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
-  }
 
   it("streams a text turn as agent_message_chunk updates and ends it with end_turn", async () => {
     const e = await connect();
@@ -168,11 +165,11 @@ describe("ACP turns", () => {
 
     const runs = await gw.sql<{ status: string }>("SELECT status FROM runs WHERE conversation_id = $1", [sessionId]);
     expect(runs.map((r) => r.status)).toEqual(["cancelled"]);
-    const messages = await stored(sessionId);
+    const messages = await storedHistory(gw, sessionId);
     expect(messages.map((m) => m.body.case)).toEqual(["user", "user"]);
     // The next prompt in the session works and builds on the same history.
     gw.llm.enqueue({ kind: "fixture", file: TEXT_FIXTURE });
     expect((await e.prompt(sessionId, "Short one, please")).stopReason).toBe("end_turn");
-    expect((await stored(sessionId)).map((m) => m.body.case)).toEqual(["user", "user", "user", "assistant"]);
+    expect((await storedHistory(gw, sessionId)).map((m) => m.body.case)).toEqual(["user", "user", "user", "assistant"]);
   });
 });

@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
 import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
-import { exitWithin, readAddresses, ROOT, startSupervisor, waitUntilReady, type Supervisor } from "./start-support.ts";
+import { exitWithin, readAddresses, ROOT, startSupervisor, supervisorEnv, waitUntilReady, type Supervisor } from "./start-support.ts";
 
 const run = promisify(execFile);
 
@@ -41,22 +41,7 @@ beforeAll(async () => {
   llm = await startMockLlm();
   dir = await mkdtemp(join(tmpdir(), "byok-admin-"));
   const configPath = await writeHarnessGatewayConfig(dir, llm);
-  gateway = startSupervisor({
-    ...process.env,
-    DATABASE_URL: db.url,
-    NATS_URL: bus.natsUrl,
-    BUS_PREFIX: bus.prefix,
-    GATEWAY_CONFIG: configPath,
-    DATA_DIR: join(dir, "data"),
-    [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
-    PORT: "0",
-    PROXY_PORT: "0",
-    ADMIN_PORT: "0",
-    UPSTREAM_ORIGIN: "http://127.0.0.1:9",
-    LOG_LEVEL: "warn",
-    LOG_FORMAT: "json",
-    METRICS_PORT_BASE: "0",
-  });
+  gateway = startSupervisor(supervisorEnv({ db, bus, configPath, dir }, { LOG_LEVEL: "warn" }));
   await waitUntilReady(gateway);
 }, 120_000);
 

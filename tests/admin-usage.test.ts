@@ -4,9 +4,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { busNames, RunStatus } from "@byok/contracts";
-import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
 import { StoreClient } from "@byok/store-client";
 import type { AdminStore } from "../services/admin/src/actions/admin-actions.ts";
+import { runAdmin, type AdminRun } from "../services/admin/src/testing/admin-cli.ts";
 import { startTestStore, userText, type TestStore } from "../services/store/src/store-test-harness.ts";
 
 describe("admin usage report with the store", () => {
@@ -18,13 +18,8 @@ describe("admin usage report with the store", () => {
   });
   afterEach(() => store.close());
 
-  async function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = "";
-    let err = "";
-    const parsed = parseAdminArgs(args);
-    if (parsed.kind !== "command") throw new Error(`bad admin arguments: ${args.join(" ")}`);
-    const code = await runAdminCommand(parsed.command, members, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: "the test's bus" });
-    return { code, out, err };
+  function admin(...args: string[]): Promise<AdminRun> {
+    return runAdmin(members, args);
   }
 
   async function finishedRun(runId: string, memberId: string, status: RunStatus, usage?: { inputTokens?: bigint; outputTokens?: bigint }) {

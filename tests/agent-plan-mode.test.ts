@@ -12,15 +12,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { agent, tools } from "@byok/cursor-protocol";
 import { queryAnswers } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
-import { afterLastUser, chatMessages, completedCard, enqueueChat, finishedOk, textOf, toolUpdates } from "./tools-support.ts";
-
-function toolNames(body: unknown): string[] {
-  return ((body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
-}
-
-function systemText(body: unknown): string {
-  return textOf((body as { messages: Array<{ role: string; content: unknown }> }).messages.find((m) => m.role === "system")?.content);
-}
+import { afterLastUser, chatMessages, systemText, textOf, toolNames } from "@byok/test-support/chat-requests";
+import { completedCard, enqueueChat, finishedOk, toolUpdates } from "./tools-support.ts";
 
 describe("plan mode and mode switches end to end", () => {
   let gw: GatewayHarness;

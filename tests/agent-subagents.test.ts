@@ -18,20 +18,10 @@ import type { tools } from "@byok/cursor-protocol";
 import { SubagentRunner, type ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
+import { storedHistory } from "@byok/test-support/stored-messages";
 import { CLAUDE_MODEL_ID, enqueueAnthropicText, withClaudeModel } from "./agent-support.ts";
-import { afterLastUser, chatMessages, completedCard, enqueueChat, execArgs, finishedOk, readSuccess, textOf } from "./tools-support.ts";
-
-interface ChatTool {
-  function: { name: string };
-}
-
-function toolNames(body: unknown): string[] {
-  return ((body as { tools?: ChatTool[] }).tools ?? []).map((t) => t.function.name);
-}
-
-function systemText(body: unknown): string {
-  return textOf((body as { messages: Array<{ role: string; content: unknown }> }).messages.find((m) => m.role === "system")?.content);
-}
+import { afterLastUser, chatMessages, systemText, textOf, toolNames } from "@byok/test-support/chat-requests";
+import { completedCard, enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 describe("sub-agents end to end", () => {
   let gw: GatewayHarness | undefined;
@@ -163,11 +153,10 @@ describe("sub-agents end to end", () => {
     expect(harness.llm.requestsTo("openai-chat")).toHaveLength(3);
     const repeatedRun = await harness.store("getRun", { runId: repeated.requestId });
     expect(repeatedRun.run?.status).toBe(RunStatus.COMPLETED);
-    const conversation = await harness.store("getConversation", { conversationId: chat.id });
-    const history = await harness.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
-    const notices = history.messages.filter((m: Message) => m.body.case === "user" && m.body.value.clientId === `runtime:background-subagent:${child.agentId}`);
+    const history = await storedHistory(harness, chat.id);
+    const notices = history.filter((m: Message) => m.body.case === "user" && m.body.value.clientId === `runtime:background-subagent:${child.agentId}`);
     expect(notices).toHaveLength(1);
-    expect(history.messages.at(-1)?.body.case).toBe("assistant");
+    expect(history.at(-1)?.body.case).toBe("assistant");
   });
 
   it("does not offer Task when the model's sub-agent policy is disabled", async () => {

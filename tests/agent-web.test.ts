@@ -22,7 +22,8 @@ import { queryAnswers, type ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
 import { startLoopbackWeb, type LoopbackWeb } from "./agent-support.ts";
-import { afterLastUser, chatMessages, completedCard, enqueueChat, execArgs, finishedOk, readSuccess, textOf, type ChatMessage } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf, toolNames, type ChatMessage } from "@byok/test-support/chat-requests";
+import { completedCard, enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 const CHUNK = 2_000;
 
@@ -34,10 +35,6 @@ function docsPage(): string {
 
 function toolText(messages: readonly ChatMessage[], callId: string): string {
   return textOf(messages.find((m) => m.tool_call_id === callId)?.content);
-}
-
-function toolNames(body: unknown): string[] {
-  return ((body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
 }
 
 describe("web tools end to end", () => {

@@ -16,7 +16,8 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandOf, readComposeYaml } from "./compose/compose-file.ts";
 import { waitFor } from "@byok/test-support/infra";
-import { freePort, TestProcesses } from "./failover-support.ts";
+import { freePort } from "@byok/local-infra/local-servers";
+import { TestProcesses } from "./failover-support.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const base = readComposeYaml(join(ROOT, "docker-compose.yml"));

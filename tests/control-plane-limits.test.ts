@@ -24,6 +24,7 @@ import type { RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
 import { minuteStartClock } from "@byok/test-support/minute-clock";
+import { storedHistory } from "@byok/test-support/stored-messages";
 import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
@@ -94,10 +95,7 @@ function expectUsageLimitError(result: RunResult, message: RegExp): void {
 }
 
 async function assistantMessages(conversationId: string): Promise<number> {
-  const conversation = await gw.store("getConversation", { conversationId });
-  if (conversation.headRevisionId === "") return 0;
-  const history = await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
-  return history.messages.filter((m) => m.body.case === "assistant").length;
+  return (await storedHistory(gw, conversationId)).filter((m) => m.body.case === "assistant").length;
 }
 
 beforeEach(() => {

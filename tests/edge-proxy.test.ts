@@ -20,9 +20,9 @@ import { loadConfig as loadAdapterConfig } from "../services/cursor-adapter/src/
 import { startCursorAdapter, type CursorAdapter } from "../services/cursor-adapter/src/service.ts";
 import { loadConfig as loadProxyConfig } from "../services/edge-proxy/src/config.ts";
 import { startEdgeProxy, type EdgeProxy } from "../services/edge-proxy/src/service.ts";
-import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
 import { StoreClient } from "@byok/store-client";
 import type { AdminStore } from "../services/admin/src/actions/admin-actions.ts";
+import { runAdmin, type AdminRun } from "../services/admin/src/testing/admin-cli.ts";
 import { ProxyTunnelAgent, connectThroughProxy, proxyAuthorization, request } from "../services/edge-proxy/src/test-support/proxy-client.ts";
 import { makeOriginPki, startHttpsOrigin, type TestOrigin } from "../services/edge-proxy/src/test-support/origins.ts";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
@@ -43,13 +43,8 @@ let proxy: EdgeProxy;
 const stops: Array<() => Promise<void>> = [];
 
 /** Runs the admin command and returns what it printed. */
-async function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const parsed = parseAdminArgs(args);
-    if (parsed.kind !== "command") throw new Error(`bad admin arguments: ${args.join(" ")}`);
-    const code = await runAdminCommand(parsed.command, members, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: "the test's bus" });
-  return { code, out, err };
+function admin(...args: string[]): Promise<AdminRun> {
+  return runAdmin(members, args);
 }
 
 async function createMember(name: string): Promise<{ memberId: string; key: string }> {

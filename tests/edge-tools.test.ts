@@ -8,13 +8,12 @@
 import { performance } from "node:perf_hooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Message } from "@byok/contracts";
 import type { agent, tools } from "@byok/cursor-protocol";
 import type { CheckpointRecord, CursorRun, ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { afterUser, callIdsOf, textParts } from "@byok/test-support/stored-messages";
 import {
-  afterLastUser,
-  chatMessages,
   completedCard,
   enqueueChat,
   epochOf,
@@ -24,7 +23,6 @@ import {
   finishedOk,
   readSuccess,
   settledCheckpoint,
-  textOf,
   toolUpdates,
 } from "./tools-support.ts";
 
@@ -42,16 +40,6 @@ function isShellStdout(message: agent.AgentServerMessage, text: string): boolean
   if (update.case !== "toolCallDelta") return false;
   const delta = update.value.toolCallDelta?.delta;
   return delta?.case === "shellToolCallDelta" && delta.value.delta.case === "stdout" && delta.value.delta.value.content === text;
-}
-
-function callIdsOf(message: Message): string[] {
-  if (message.body.case === "toolResult") return [message.body.value.callId];
-  if (message.body.case === "assistant") return message.body.value.content.flatMap((p) => (p.part.case === "toolCall" ? [p.part.value.callId] : []));
-  return [];
-}
-
-function textParts(message: Message): string[] {
-  return message.body.case === "assistant" ? message.body.value.content.flatMap((p) => (p.part.case === "text" ? [p.part.value.text] : [])) : [];
 }
 
 describe("tool round through the edge proxy", () => {
@@ -127,8 +115,7 @@ describe("tool round through the edge proxy", () => {
     const conversation = await gw.store("getConversation", { conversationId: chat.id });
     expect(conversation.memberId).toBe(bob.memberId);
     const history = await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
-    const last = history.messages.map((m) => m.body.case).lastIndexOf("user");
-    const stored = history.messages.slice(last + 1);
+    const stored = afterUser(history.messages);
     expect(stored.map((m) => m.body.case)).toEqual(["assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     expect(stored.slice(0, 4).map(callIdsOf)).toEqual([[READ], [READ], [SHELL], [SHELL]]);
     expect(stored.slice(0, 4).map(textParts)).toEqual([[ROUND_TEXT], [], [], []]);

@@ -12,9 +12,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "@byok/contracts";
 import { RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
+import { isTextDelta } from "@byok/test-support/fake-cursor";
+import { afterUser, callIdsOf, storedHistory } from "@byok/test-support/stored-messages";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /** Redelivery within ~2 s of the crash instead of the default 30 s. */
 const FAST_REDELIVERY = { RUN_ACK_WAIT_MS: "2000", RUN_WORKING_INTERVAL_MS: "500" };
@@ -23,17 +26,6 @@ const FAST_CALLER_PROBES = { PROVIDER_CALLER_PROBE_MS: "250" };
 
 const CALL_A = "call_kill_read_a";
 const CALL_B = "call_kill_read_b";
-
-function afterUser(messages: readonly Message[]): Message[] {
-  const last = messages.map((m) => m.body.case).lastIndexOf("user");
-  return messages.slice(last + 1);
-}
-
-function callIdsOf(message: Message): string[] {
-  if (message.body.case === "toolResult") return [message.body.value.callId];
-  if (message.body.case === "assistant") return message.body.value.content.flatMap((p) => (p.part.case === "toolCall" ? [p.part.value.callId] : []));
-  return [];
-}
 
 function assistantText(message: Message | undefined): string {
   if (message?.body.case !== "assistant") return "";
@@ -53,11 +45,6 @@ describe("run worker killed with SIGKILL", () => {
       await gw.stop();
     }
   });
-
-  async function storedHistory(conversationId: string): Promise<Message[]> {
-    const conversation = await gw.store("getConversation", { conversationId });
-    return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
-  }
 
   it("mid tool round: the next worker finishes the round; each tool runs once, each message is stored once, one settled checkpoint", async () => {
     enqueueChat(gw, {
@@ -101,7 +88,7 @@ describe("run worker killed with SIGKILL", () => {
     expect(roots.filter((r) => r.role === "tool").map((r) => r.id)).toEqual([CALL_A, CALL_B]);
 
     // The store: each pair once, in arrival order, then one final answer.
-    const stored = afterUser(await storedHistory(chat.id));
+    const stored = afterUser(await storedHistory(gw, chat.id));
     expect(stored.map((m) => m.body.case)).toEqual(["assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     expect(stored.map(callIdsOf)).toEqual([[CALL_A], [CALL_A], [CALL_B], [CALL_B], []]);
     expect(assistantText(stored[4])).toBe("Both files read despite the crash.");
@@ -129,7 +116,7 @@ describe("run worker killed with SIGKILL", () => {
     const run = chat.send("Answer slowly.", { modelId: gw.modelId });
     // The stream is held mid-answer and its first text reached the IDE.
     await first.held;
-    await run.waitForFrame((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta", "text of the first attempt");
+    await run.waitForFrame(isTextDelta, "text of the first attempt");
     const exit = await doomed.kill("SIGKILL");
     expect(exit.signal).toBe("SIGKILL");
     // Nobody answers the gateway's caller probes any more: it aborts the dead worker's upstream request
@@ -155,7 +142,7 @@ describe("run worker killed with SIGKILL", () => {
     expect(requests[1]!.rawBody).toBe(requests[0]!.rawBody);
 
     // Exactly one assistant message, the completed one.
-    const stored = afterUser(await storedHistory(chat.id));
+    const stored = afterUser(await storedHistory(gw, chat.id));
     expect(stored.map((m) => m.body.case)).toEqual(["assistant"]);
     expect(assistantText(stored[0])).toBe(finalText);
     const record = (await gw.store("getRun", { runId: run.requestId })).run!;

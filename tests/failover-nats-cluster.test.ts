@@ -13,6 +13,7 @@ import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { waitFor } from "@byok/test-support/infra";
+import { storedHistory } from "@byok/test-support/stored-messages";
 import { TestProcesses } from "./failover-support.ts";
 import { NatsCluster } from "./nats-cluster-support.ts";
 import { enqueueChat, execArgs, readSuccess } from "./tools-support.ts";
@@ -86,9 +87,7 @@ describe("a NATS cluster node dies", () => {
     for (const [i, result] of results.entries()) {
       const { run } = await harness.store("getRun", { runId: result.requestId });
       expect(run?.status, result.requestId).toBe(RunStatus.COMPLETED);
-      const conversation = await harness.store("getConversation", { conversationId: chats[i]!.id });
-      const history = await harness.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
-      const kinds = history.messages.map((m) => m.body.case);
+      const kinds = (await storedHistory(harness, chats[i]!.id)).map((m) => m.body.case);
       expect(kinds.slice(kinds.lastIndexOf("user") + 1), result.requestId).toEqual(["assistant", "toolResult", "assistant"]);
       // One command on the run's subject: its tool result, published again across the failover but stored once.
       expect(commands.state.subjects?.[harness.names.runCommands(parseRunId(result.requestId))], result.requestId).toBe(1);

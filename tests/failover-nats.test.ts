@@ -18,10 +18,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
-import type { CursorRun, RunResult } from "@byok/test-support/fake-cursor";
+import { afterUser, storedHistory } from "@byok/test-support/stored-messages";
+import { isTextDelta, type CursorRun, type RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivateNatsServer, TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { chatStream, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /** Short timeouts so that a lost message shows within seconds (defaults are 10-30 s). */
 const SHORT_TIMEOUTS = {
@@ -38,15 +40,6 @@ const SHORT_TIMEOUTS = {
 };
 /** A run caught by the restart has ended on the client by then (the timeouts above are 3-5 s). */
 const RUN_END_BOUND_MS = 15_000;
-
-function afterUser(messages: readonly Message[]): Message[] {
-  const last = messages.map((m) => m.body.case).lastIndexOf("user");
-  return messages.slice(last + 1);
-}
-
-function isTextDelta(m: Parameters<Parameters<CursorRun["waitForFrame"]>[0]>[0]): boolean {
-  return m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta";
-}
 
 async function endsWithin(run: CursorRun, ms: number): Promise<RunResult> {
   let timer: NodeJS.Timeout | undefined;
@@ -79,8 +72,7 @@ describe("nats-server restarted mid-run", () => {
   });
 
   async function storedAfterUser(conversationId: string): Promise<Message[]> {
-    const conversation = await gw.store("getConversation", { conversationId });
-    return afterUser((await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages);
+    return afterUser(await storedHistory(gw, conversationId));
   }
 
   async function runRecord(runId: string) {

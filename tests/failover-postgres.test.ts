@@ -8,18 +8,14 @@
  * retries recording a run's end until it is back.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Message } from "@byok/contracts";
 import { FailureKind, RunStatus, STORE_OPERATIONS, StoreErrorKind } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
+import { afterUser, storedHistory } from "@byok/test-support/stored-messages";
 import type { KvBehaviour } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { PrivatePostgres, TestProcesses } from "./failover-support.ts";
-import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads, textOf } from "./tools-support.ts";
-
-function afterUser(messages: readonly Message[]): Message[] {
-  const last = messages.map((m) => m.body.case).lastIndexOf("user");
-  return messages.slice(last + 1);
-}
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /**
  * KV behaviour that holds the client's ACK of the final answer's blob: when the
@@ -68,11 +64,6 @@ describe("Postgres restarted under the store", () => {
     await gw.stop();
   });
 
-  async function storedMessages(conversationId: string): Promise<Message[]> {
-    const conversation = await gw.store("getConversation", { conversationId });
-    return (await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId })).messages;
-  }
-
   /**
    * One turn whose final answer is appended while Postgres is up; Postgres
    * stops while the client holds that answer's ACK, and starts again once
@@ -115,7 +106,7 @@ describe("Postgres restarted under the store", () => {
     const messages = chatMessages(gw.llm.requestsTo("openai-chat")[1]);
     expect(messages.filter((m) => m.role === "assistant").map((m) => textOf(m.content))).toEqual(["Stored before the restart."]);
     expect(textOf(messages.at(-1)?.content)).toContain("Second question.");
-    const stored = await storedMessages(chat.id);
+    const stored = await storedHistory(gw, chat.id);
     expect(stored.filter((m) => m.body.case === "assistant")).toHaveLength(2);
     expect((await gw.store("getRun", { runId: second.requestId })).run?.status).toBe(RunStatus.COMPLETED);
   });
@@ -140,7 +131,7 @@ describe("Postgres restarted under the store", () => {
     const loop = afterLastUser(chatMessages(gw.llm.requestsTo("openai-chat")[1]));
     expect(loop.map((m) => m.role)).toEqual(["assistant", "tool"]);
     expect(textOf(loop[1]!.content)).toBe("export const p = 16;\n");
-    expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant", "toolResult", "assistant"]);
+    expect(afterUser(await storedHistory(gw, chat.id)).map((m) => m.body.case)).toEqual(["assistant", "toolResult", "assistant"]);
   });
 
   it("a result that arrives while the database is down: the run ends with a clean store error, and the next turn completes", async () => {
@@ -167,7 +158,7 @@ describe("Postgres restarted under the store", () => {
     }, "the failed run's end to be recorded", 10_000);
     expect(record).toMatchObject({ status: RunStatus.FAILED, failureKind: FailureKind.STORE });
     // Nothing of the round was stored: the conversation still ends with the user's message.
-    expect(afterUser(await storedMessages(chat.id))).toEqual([]);
+    expect(afterUser(await storedHistory(gw, chat.id))).toEqual([]);
     enqueueChat(gw, { id: "chatcmpl-pg-down-2", text: "The database is back." });
     const next = await finishedOk(chat.send("Again?", { modelId: gw.modelId }));
     expect(next.violations, next.describe()).toEqual([]);
@@ -186,7 +177,7 @@ describe("Postgres restarted under the store", () => {
     expect(finishes, "run.finish retried").toBeGreaterThan(1);
     const record = (await gw.store("getRun", { runId: result.requestId })).run;
     expect(record).toMatchObject({ status: RunStatus.COMPLETED, beginCount: 1 });
-    expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
+    expect(afterUser(await storedHistory(gw, chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
   });
 
   it("the database stays down longer than the worker retries run.finish: a later delivery finds the final answer and completes the run, without a second model call", async () => {
@@ -206,6 +197,6 @@ describe("Postgres restarted under the store", () => {
     const record = (await gw.store("getRun", { runId: result.requestId })).run;
     expect(record?.status).toBe(RunStatus.COMPLETED);
     expect(record?.beginCount).toBeGreaterThanOrEqual(2);
-    expect(afterUser(await storedMessages(chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
+    expect(afterUser(await storedHistory(gw, chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
   });
 });

@@ -12,12 +12,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { EMBEDDED_POSTGRES_MAIN } from "@byok/local-infra/local-servers";
+import { EMBEDDED_POSTGRES_MAIN, freePort } from "@byok/local-infra/local-servers";
 import type { GatewayHarness } from "@byok/test-support/gateway-harness";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -177,19 +176,6 @@ export class TestProcesses {
     for (const child of running) await child.stop();
     for (const cleanup of this.#cleanups.splice(0).reverse()) await cleanup();
   }
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no TCP port assigned");
-  return address.port;
 }
 
 /**

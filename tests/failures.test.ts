@@ -9,16 +9,13 @@ import { FailureKind, RunStatus, type Message } from "@byok/contracts";
 import { agent, aiserver } from "@byok/cursor-protocol";
 import { waitFor } from "@byok/test-support/infra";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
-import { buildRunRequest, emptyConversationState, type FakeConversation, type RunResult } from "@byok/test-support/fake-cursor";
+import { storedHistory } from "@byok/test-support/stored-messages";
+import { buildRunRequest, emptyConversationState, isTextDelta, type FakeConversation, type RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const expected = readChatFixture(TEXT_FIXTURE);
-
-function isTextDelta(m: agent.AgentServerMessage): boolean {
-  return m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta";
-}
 
 function assistantMessages(messages: readonly Message[]): Message[] {
   return messages.filter((m) => m.body.case === "assistant");
@@ -35,10 +32,7 @@ function expectErrorEnd(result: RunResult, code?: string): void {
 
 /** Nothing of the model's answer reached the store: no assistant message in the conversation's head. */
 async function expectNothingAppended(gw: GatewayHarness, conversationId: string): Promise<void> {
-  const conversation = await gw.store("getConversation", { conversationId });
-  if (conversation.headRevisionId === "") return;
-  const history = await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
-  expect(assistantMessages(history.messages)).toEqual([]);
+  expect(assistantMessages(await storedHistory(gw, conversationId))).toEqual([]);
 }
 
 /** Waits until the store records the run with `status` (the worker finishes it asynchronously). */

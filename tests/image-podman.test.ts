@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectThroughProxy, proxyAuthorization } from "../services/edge-proxy/src/test-support/proxy-client.ts";
-import { freePort } from "./compose/local-compose.ts";
+import { freePort } from "@byok/local-infra/local-servers";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 

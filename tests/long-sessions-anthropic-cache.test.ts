@@ -8,55 +8,18 @@
  * conversation and per model).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseAdminArgs, runAdminCommand } from "../services/admin/src/cli/admin-commands.ts";
+import { runAdmin } from "../services/admin/src/testing/admin-cli.ts";
 import { StoreClient } from "@byok/store-client";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { waitFor } from "@byok/test-support/infra";
+import type { StaticMockResponse } from "@byok/test-support/mock-llm";
+import { providerStream, type StreamAnswer } from "@byok/test-support/provider-streams";
 import { readsOf } from "./long-sessions-support.ts";
 import { finishedOk } from "./tools-support.ts";
 
-interface CacheUsage {
-  input: number;
-  cacheRead: number;
-  cacheWrite: number;
-  output: number;
-}
-
-/** An Anthropic Messages stream: a text answer or one tool_use, with cache usage in message_start and message_delta. */
-function anthropicStream(id: string, answer: { text: string } | { toolUse: { id: string; name: string; input: object } }, usage: CacheUsage): unknown[] {
-  const start = {
-    type: "message_start",
-    message: {
-      id,
-      type: "message",
-      role: "assistant",
-      model: "claude-sonnet-4-5-20250929",
-      content: [],
-      stop_reason: null,
-      usage: { input_tokens: usage.input, cache_creation_input_tokens: usage.cacheWrite, cache_read_input_tokens: usage.cacheRead, output_tokens: 1 },
-    },
-  };
-  const block =
-    "text" in answer
-      ? [
-          { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
-          { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: answer.text } },
-        ]
-      : [
-          { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: answer.toolUse.id, name: answer.toolUse.name, input: {} } },
-          { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: JSON.stringify(answer.toolUse.input) } },
-        ];
-  return [
-    start,
-    ...block,
-    { type: "content_block_stop", index: 0 },
-    {
-      type: "message_delta",
-      delta: { stop_reason: "text" in answer ? "end_turn" : "tool_use", stop_sequence: null },
-      usage: { input_tokens: usage.input, cache_creation_input_tokens: usage.cacheWrite, cache_read_input_tokens: usage.cacheRead, output_tokens: usage.output },
-    },
-    { type: "message_stop" },
-  ];
+/** An Anthropic Messages stream (text or one tool_use) reporting `uncached` input tokens beside the cache reads and writes. */
+function anthropicStream(id: string, answer: StreamAnswer, usage: { uncached: number; cacheRead: number; cacheWrite: number; output: number }): StaticMockResponse {
+  return providerStream("anthropic", id, answer, { input: usage.uncached + usage.cacheWrite + usage.cacheRead, output: usage.output, cacheRead: usage.cacheRead, cacheWrite: usage.cacheWrite });
 }
 
 describe("Anthropic prompt caching", () => {
@@ -69,11 +32,10 @@ describe("Anthropic prompt caching", () => {
   });
 
   it("puts cache_control on the same stable positions in every call, and cache tokens reach turn_ended and the cache report", async () => {
-    const enqueue = (chunks: unknown[]) => gw.llm.enqueue({ kind: "chunks", endpoint: "anthropic", chunks });
-    enqueue(anthropicStream("m1", { toolUse: { id: "toolu_read_a", name: "Read", input: { path: "/home/dev/project/a.ts" } } }, { input: 10, cacheWrite: 5000, cacheRead: 0, output: 30 }));
-    enqueue(anthropicStream("m2", { text: "a.ts read." }, { input: 12, cacheWrite: 700, cacheRead: 5000, output: 8 }));
-    enqueue(anthropicStream("m3", { text: "Second answer." }, { input: 9, cacheWrite: 60, cacheRead: 5700, output: 5 }));
-    enqueue(anthropicStream("m4", { text: "Third answer." }, { input: 9, cacheWrite: 40, cacheRead: 5760, output: 5 }));
+    gw.llm.enqueue(anthropicStream("m1", { call: { id: "toolu_read_a", name: "Read", args: { path: "/home/dev/project/a.ts" } } }, { uncached: 10, cacheWrite: 5000, cacheRead: 0, output: 30 }));
+    gw.llm.enqueue(anthropicStream("m2", { text: "a.ts read." }, { uncached: 12, cacheWrite: 700, cacheRead: 5000, output: 8 }));
+    gw.llm.enqueue(anthropicStream("m3", { text: "Second answer." }, { uncached: 9, cacheWrite: 60, cacheRead: 5700, output: 5 }));
+    gw.llm.enqueue(anthropicStream("m4", { text: "Third answer." }, { uncached: 9, cacheWrite: 40, cacheRead: 5760, output: 5 }));
 
     const client = gw.client();
     const chat = client.conversation();
@@ -103,11 +65,8 @@ describe("Anthropic prompt caching", () => {
 
     // The admin prompt-cache report, against the same store, once the accounting wrote the four calls' ledger rows.
     await waitFor(async () => (await gw.sql("SELECT 1 FROM ledger")).length === 4, "the four model calls in the ledger");
-    let out = "";
-    const parsed = parseAdminArgs(["cache"]);
-    if (parsed.kind !== "command") throw new Error("cache did not parse");
-    const code = await runAdminCommand(parsed.command, new StoreClient(gw.nc, gw.names, { timeoutMs: 10_000 }), { out: (t) => (out += t), err: (t) => (out += t) }, { json: false, where: "the test's bus" });
-    expect(code).toBe(0);
+    const { code, out, err } = await runAdmin(new StoreClient(gw.nc, gw.names, { timeoutMs: 10_000 }), ["cache"]);
+    expect(code, err).toBe(0);
     const input = 10 + 5000 + 12 + 700 + 5000 + (9 + 60 + 5700) + (9 + 40 + 5760);
     const read = 5000 + 5700 + 5760;
     const share = `${((Math.floor((read * 10_000) / input)) / 100).toFixed(1)}%`;

@@ -12,7 +12,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { agent } from "@byok/cursor-protocol";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { clientSummary, readsOf, revisionCount, updateCases } from "./long-sessions-support.ts";
-import { chatMessages, enqueueChat, finishedOk, textOf } from "./tools-support.ts";
+import { chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { enqueueChat, finishedOk } from "./tools-support.ts";
 
 const SUMMARY = "The user asked to read a.ts, b.ts and c.ts. a.ts and b.ts were read; c.ts is open.";
 const read = (id: string, file: string) => ({ id, name: "Read", args: { path: `/home/dev/project/${file}` } });

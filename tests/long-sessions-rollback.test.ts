@@ -9,7 +9,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { errorFixture } from "@byok/test-support/fixtures";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
-import { chatMessages, enqueueChat, finishedOk, textOf } from "./tools-support.ts";
+import { chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { enqueueChat, finishedOk } from "./tools-support.ts";
 
 async function historyTexts(gw: GatewayHarness, revisionId: string): Promise<string[]> {
   const history = await gw.store("getRevisionMessages", { revisionId });

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { freePort, type TestProcess, type TestProcesses } from "./failover-support.ts";
+import { freePort } from "@byok/local-infra/local-servers";
+import type { TestProcess, TestProcesses } from "./failover-support.ts";
 
 export interface ClusterNode {
   readonly name: string;

@@ -10,20 +10,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_TEAM_ID } from "@byok/contracts";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { chatMessages, textOf } from "@byok/test-support/chat-requests";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const DAY_MS = 86_400_000;
-
-function chatMessages(body: unknown): Array<{ role: string; content?: unknown }> {
-  return (body as { messages: Array<{ role: string; content?: unknown }> }).messages;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  return (content as Array<{ type: string; text?: string }>).map((p) => p.text ?? "").join("");
-}
 
 describe("retention: a purged conversation goes on from the client's checkpoint", () => {
   let gw: GatewayHarness;
@@ -66,7 +58,7 @@ describe("retention: a purged conversation goes on from the client's checkpoint"
     expect(second.end, second.describe()).toEqual({ kind: "ok", metadata: {} });
     expect(second.text).toBe(expected.text);
     const [, call2] = gw.llm.requestsTo("openai-chat");
-    const sent = chatMessages(call2!.body);
+    const sent = chatMessages(call2);
     expect(sent.map((m) => m.role).slice(-3)).toEqual(["user", "assistant", "user"]);
     expect(sent.some((m) => m.role === "user" && textOf(m.content).includes("First question: what is the weather?"))).toBe(true);
     expect(textOf(sent.at(-2)!.content)).toBe(expected.text);

@@ -16,7 +16,8 @@ import { FakeCursorClient, buildRunRequest, emptyConversationState, type CursorR
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
 import type { LogCapture } from "@byok/test-support/service-logger";
-import { afterLastUser, chatMessages, enqueueChat, execArgs, finishedOk, readSuccess, textOf } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const expected = readChatFixture(TEXT_FIXTURE);

@@ -9,6 +9,7 @@ import { toBinary } from "@bufbuild/protobuf";
 import { RunStatus } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
+import { chatMessages, textOf } from "@byok/test-support/chat-requests";
 import { type CheckpointRecord, type RunResult, type TimelineEntry } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
@@ -35,15 +36,6 @@ function assistantText(message: unknown): string {
 
 function checkpointsAfterTurnEnded(result: RunResult): CheckpointRecord[] {
   return result.checkpoints.filter((c) => !c.beforeTurnEnded);
-}
-
-function chatMessages(body: unknown): Array<{ role: string; content?: unknown }> {
-  return (body as { messages: Array<{ role: string; content?: unknown }> }).messages;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  return (content as Array<{ type: string; text?: string }>).map((p) => p.text ?? "").join("");
 }
 
 describe("spine: a text turn through the whole gateway", () => {
@@ -96,7 +88,7 @@ describe("spine: a text turn through the whole gateway", () => {
 
     // The model saw the user's message last.
     const [request] = gw.llm.requestsTo("openai-chat");
-    const sent = chatMessages(request!.body);
+    const sent = chatMessages(request);
     expect(sent.at(-1)?.role).toBe("user");
     expect(textOf(sent.at(-1)?.content)).toContain("What's the weather in San Francisco right now?");
 
@@ -159,8 +151,8 @@ describe("spine: a text turn through the whole gateway", () => {
     expect(second.violations, second.describe()).toEqual([]);
 
     const [call1, call2] = gw.llm.requestsTo("openai-chat");
-    const turn1 = chatMessages(call1!.body);
-    const turn2 = chatMessages(call2!.body);
+    const turn1 = chatMessages(call1);
+    const turn2 = chatMessages(call2);
     // Prefix stability: what turn 1 sent is, byte for byte, the start of what turn 2 sends.
     expect(turn2.slice(0, turn1.length)).toEqual(turn1);
     expect(JSON.stringify(turn2.slice(0, turn1.length))).toBe(JSON.stringify(turn1));

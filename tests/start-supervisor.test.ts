@@ -15,7 +15,7 @@ import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { BusError, busRequest, connectNats, silentLogger } from "@byok/platform";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { FakeCursorClient } from "@byok/test-support/fake-cursor";
-import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { providerFixture } from "@byok/test-support/fixtures";
@@ -28,6 +28,7 @@ import {
   processAlive,
   readAddresses,
   startSupervisor,
+  supervisorEnv,
   waitUntilReady,
   type Supervisor,
 } from "./start-support.ts";
@@ -44,26 +45,7 @@ describe("npm start", () => {
   const supervisors: Supervisor[] = [];
 
   /** The environment of a gateway on the test's database, bus prefix and data directory. */
-  const gatewayEnv = (overrides: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-    ...process.env,
-    DATABASE_URL: db.url,
-    NATS_URL: bus.natsUrl,
-    BUS_PREFIX: bus.prefix,
-    GATEWAY_CONFIG: configPath,
-    DATA_DIR: join(dir, "data"),
-    [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
-    PORT: "0",
-    ACP_PORT: "0",
-    PROXY_HOST: "127.0.0.1",
-    PROXY_PORT: "0",
-    INBOUND_PORT: "0",
-    ADMIN_PORT: "0",
-    UPSTREAM_ORIGIN: "http://127.0.0.1:9",
-    LOG_FORMAT: "json",
-    LOG_LEVEL: "info",
-    METRICS_PORT_BASE: "0",
-    ...overrides,
-  });
+  const gatewayEnv = (overrides: Record<string, string> = {}): NodeJS.ProcessEnv => supervisorEnv({ db, bus, configPath, dir }, overrides);
   const start = (...args: Parameters<typeof startSupervisor>): Supervisor => {
     const s = startSupervisor(...args);
     supervisors.push(s);

@@ -8,7 +8,8 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import net from "node:net";
 import { createInterface } from "node:readline";
-import { waitFor } from "@byok/test-support/infra";
+import { HARNESS_MOCK_KEY_ENV } from "@byok/test-support/gateway-harness";
+import { waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 
 export const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -23,6 +24,43 @@ export interface Supervisor {
 }
 
 export type Launcher = "node" | "npm";
+
+export interface SupervisorPlace {
+  readonly db: TestDatabase;
+  readonly bus: TestBus;
+  /** The gateway configuration file (writeHarnessGatewayConfig). */
+  readonly configPath: string;
+  /** The test's directory: DATA_DIR is its data/. */
+  readonly dir: string;
+}
+
+/**
+ * The environment of a gateway on the test's database, bus prefix and data
+ * directory: every listener on a free port (the ops listeners too), the
+ * mock LLM's key, JSON logs at info; `overrides` last.
+ */
+export function supervisorEnv(place: SupervisorPlace, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: place.db.url,
+    NATS_URL: place.bus.natsUrl,
+    BUS_PREFIX: place.bus.prefix,
+    GATEWAY_CONFIG: place.configPath,
+    DATA_DIR: join(place.dir, "data"),
+    [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
+    PORT: "0",
+    ACP_PORT: "0",
+    PROXY_HOST: "127.0.0.1",
+    PROXY_PORT: "0",
+    INBOUND_PORT: "0",
+    ADMIN_PORT: "0",
+    UPSTREAM_ORIGIN: "http://127.0.0.1:9",
+    LOG_FORMAT: "json",
+    LOG_LEVEL: "info",
+    METRICS_PORT_BASE: "0",
+    ...overrides,
+  };
+}
 
 /** Starts the supervisor; `npm` runs `npm start` with the npm that runs this test (or the one on PATH). */
 export function startSupervisor(env: NodeJS.ProcessEnv, launcher: Launcher = "node"): Supervisor {

@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { tools } from "@byok/cursor-protocol";
 import type { ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
-import { afterLastUser, chatMessages, completedCard, enqueueChat, execArgs, finishedOk, readNotFound, readSuccess, textOf, toolUpdates, writeSuccess } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { completedCard, enqueueChat, execArgs, finishedOk, readNotFound, readSuccess, toolUpdates, writeSuccess } from "./tools-support.ts";
 
 const CRLF_FILE = "/home/dev/project/win.ts";
 const DUP_FILE = "/home/dev/project/dup.ts";

@@ -7,7 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { waitFor } from "@byok/test-support/infra";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
-import { afterLastUser, chatMessages, enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 describe("tool round across a worker handover", () => {
   let gw: GatewayHarness;

@@ -9,7 +9,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { tools } from "@byok/cursor-protocol";
 import type { QueryContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
-import { afterLastUser, chatMessages, completedCard, enqueueChat, finishedOk, textOf, toolUpdates } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { completedCard, enqueueChat, finishedOk, toolUpdates } from "./tools-support.ts";
 
 describe("interaction and server-side tools end to end", () => {
   let gw: GatewayHarness;

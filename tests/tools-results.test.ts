@@ -11,7 +11,8 @@ import { agent, type tools } from "@byok/cursor-protocol";
 import { buildRunRequest, type ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
-import { afterLastUser, chatMessages, enqueueChat, execArgs, execResult, finishedOk, textOf } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { enqueueChat, execArgs, execResult, finishedOk } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 

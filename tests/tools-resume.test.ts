@@ -11,7 +11,8 @@ import type { tools } from "@byok/cursor-protocol";
 import { waitFor } from "@byok/test-support/infra";
 import type { ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
-import { afterLastUser, chatMessages, enqueueChat, execArgs, ExecGate, finishedOk, readSuccess, toolUpdates } from "./tools-support.ts";
+import { afterLastUser, chatMessages } from "@byok/test-support/chat-requests";
+import { enqueueChat, execArgs, ExecGate, finishedOk, readSuccess, toolUpdates } from "./tools-support.ts";
 
 interface PendingJson {
   content: Array<{ type: string; toolCallId?: string }>;

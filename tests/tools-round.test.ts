@@ -7,14 +7,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
-import type { Message } from "@byok/contracts";
 import { agent, type tools } from "@byok/cursor-protocol";
 import type { CheckpointRecord, ExecContext, RunResult } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { afterUser, callIdsOf, textParts } from "@byok/test-support/stored-messages";
 import {
-  afterLastUser,
-  chatMessages,
   completedCard,
   enqueueChat,
   epochOf,
@@ -24,7 +23,6 @@ import {
   finishedOk,
   readSuccess,
   settledCheckpoint,
-  textOf,
   toolUpdates,
 } from "./tools-support.ts";
 
@@ -36,21 +34,6 @@ const A = "call_Aq7kXy0rJm2PvN5sTb3cLw9e";
 const B = "call_Bz4hWd8nQe1KoR6uVf2gMi7t";
 const C = "call_Cx9jPl3sYa5GtU0mZc8dNq4r";
 const FILES: Record<string, string> = { "/home/dev/project/src/a.ts": "export const a = 1;\n", "/home/dev/project/src/c.ts": "export const c = 3;\n" };
-
-function storedAfterUser(messages: readonly Message[]): Message[] {
-  const last = messages.map((m) => m.body.case).lastIndexOf("user");
-  return messages.slice(last + 1);
-}
-
-function textParts(message: Message): string[] {
-  return message.body.case === "assistant" ? message.body.value.content.flatMap((p) => (p.part.case === "text" ? [p.part.value.text] : [])) : [];
-}
-
-function callIdsOf(message: Message): string[] {
-  if (message.body.case === "toolResult") return [message.body.value.callId];
-  if (message.body.case === "assistant") return message.body.value.content.flatMap((p) => (p.part.case === "toolCall" ? [p.part.value.callId] : []));
-  return [];
-}
 
 function rootJson(gwClientBlobs: { json(id: Uint8Array): unknown }, id: Uint8Array): { role: string; content: unknown; id?: string } {
   return gwClientBlobs.json(id) as { role: string; content: unknown; id?: string };
@@ -139,7 +122,7 @@ describe("tool round end to end", () => {
     // ---- the store: adjacent pairs B, A, C, the text only on B's, then the final answer ----
     const conversation = await gw.store("getConversation", { conversationId: chat.id });
     const history = await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId });
-    const stored = storedAfterUser(history.messages);
+    const stored = afterUser(history.messages);
     expect(stored.map((m) => m.body.case)).toEqual(["assistant", "toolResult", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     expect(stored.slice(0, 6).map(callIdsOf)).toEqual([[B], [B], [A], [A], [C], [C]]);
     expect(stored.slice(0, 6).map(textParts)).toEqual([["I'll look at both files and search for exports."], [], [], [], [], []]);

@@ -10,7 +10,8 @@ import { RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
 import { DEFAULT_ENV, type CursorRun, type ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
-import { afterLastUser, chatMessages, completedCard, enqueueChat, execArgs, execResult, finishedOk, readSuccess, textOf, toolUpdates } from "./tools-support.ts";
+import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-requests";
+import { completedCard, enqueueChat, execArgs, execResult, finishedOk, readSuccess, toolUpdates } from "./tools-support.ts";
 
 const TERMINAL_FILE = `${DEFAULT_ENV.terminalsFolder}/7.txt`;
 

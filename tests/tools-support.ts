@@ -1,9 +1,9 @@
 /**
  * Shared pieces of the end-to-end tool tests (tests/tools-*.test.ts):
  * OpenAI Chat Completions streams with tool calls for the mock LLM (same chunk
- * shape as the recorded fixtures in packages/test-support/fixtures/providers/openai-chat),
- * readers for what the mock received, and exec answers in the shape the IDE
- * sends them.
+ * shape as the recorded fixtures in packages/test-support/fixtures/providers/openai-chat)
+ * and exec answers in the shape the IDE sends them (readers for what the mock
+ * received: @byok/test-support/chat-requests).
  */
 import { performance } from "node:perf_hooks";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -60,30 +60,6 @@ function splitText(text: string, size: number): string[] {
 /** Queues one response of the mock LLM; a function builds it from the request it answers. */
 export function enqueueChat(gw: GatewayHarness, input: Parameters<typeof chatStream>[0] | ((request: RecordedRequest) => Parameters<typeof chatStream>[0])): void {
   gw.llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: typeof input === "function" ? (request) => chatStream(input(request)) : chatStream(input) });
-}
-
-export interface ChatMessage {
-  role: string;
-  content?: unknown;
-  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
-  tool_call_id?: string;
-}
-
-export function chatMessages(request: RecordedRequest | undefined): ChatMessage[] {
-  if (request === undefined) throw new Error("the mock LLM did not receive that request");
-  return (request.body as { messages: ChatMessage[] }).messages;
-}
-
-export function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return (content as Array<{ text?: string }>).map((p) => p.text ?? "").join("");
-}
-
-/** The messages after the last user message of a request (the run's own tool loop). */
-export function afterLastUser(messages: readonly ChatMessage[]): ChatMessage[] {
-  const last = messages.map((m) => m.role).lastIndexOf("user");
-  return messages.slice(last + 1);
 }
 
 // ---- frames the fake client received ----

@@ -31,6 +31,7 @@ import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import net from "node:net";
 import { createInterface } from "node:readline";
+import { freePort } from "@byok/local-infra/local-servers";
 import { parseServiceStatus, type ServiceEndpoints } from "@byok/platform/service-status";
 import { commandOf, mountsOf, portsOf, serviceEnvironment, startOrder, type ComposeProject } from "./compose-file.ts";
 import { localHaproxyConfig, parseHaproxyConfig } from "./haproxy-config.ts";
@@ -95,14 +96,6 @@ export function gatewayServices(project: ComposeProject): string[] {
   return Object.entries(project.document.services)
     .filter(([, s]) => s.build !== undefined)
     .map(([name]) => name);
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 export async function planLocalCompose(project: ComposeProject, imageEnv: Readonly<Record<string, string>>, standIns: StandIns): Promise<LocalComposePlan> {

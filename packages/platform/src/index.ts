@@ -2,7 +2,7 @@
  * @byok/platform: what every service needs besides the bus contract: logger,
  * configuration parsing, the gateway config file, the NATS connection, typed
  * request/reply, the run streams, the process lifecycle, the metrics
- * registry with its ops listener, and exact USD amounts.
+ * registry with its ops listener, binding a listener, and exact USD amounts.
  */
 export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
 export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
@@ -60,6 +60,7 @@ export { autoStreamReplicas, ensureRunStreams, runStreamConfigs } from "./run-st
 export type { RunStreamOptions } from "./run-streams.ts";
 export { Counter, Gauge, Histogram, Registry, createMetricsRegistry, metricsConfigFrom, metricsEnvSchema, secondsSince } from "./metrics.ts";
 export type { MetricsConfig } from "./metrics.ts";
+export { closeOnce, listen, urlHost } from "./listen.ts";
 export { startOpsServer } from "./ops-server.ts";
 export type { OpsServer, OpsServerOptions } from "./ops-server.ts";
 export { PICO_PER_USD, ceilDiv, formatUsd, parsePricePerMillion, parseUsd } from "./usd.ts";

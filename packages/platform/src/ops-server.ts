@@ -6,9 +6,9 @@
  * clients, so metrics never leave the operators' network by accident.
  */
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { closeOnce, listen, urlHost } from "./listen.ts";
 import type { MetricsConfig } from "./metrics.ts";
 
 export interface OpsServerOptions {
@@ -54,25 +54,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const port = await listen(server, config.port, config.host);
   log.info({ host: config.host, port }, "ops listener (metrics, health) listening");
-  let stopped: Promise<void> | undefined;
-  return {
-    url: `http://${host}:${port}`,
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return stopped;
-    },
-  };
+  return { url: `http://${urlHost(config.host)}:${port}`, stop: closeOnce(server) };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "@byok/platform";
+import { fakeFiles } from "@byok/test-support/fake-files";
 import { loadConfig } from "./config.ts";
 
 const GATEWAY = JSON.stringify({
@@ -9,12 +10,7 @@ const GATEWAY = JSON.stringify({
     { id: "m2", displayName: "M2", provider: "p", upstreamModel: "u2", contextWindow: 1000 },
   ],
 });
-const files: Record<string, string> = { "gw.json": GATEWAY, "c.pem": "CERT", "k.pem": "KEY" };
-const read = (path: string) => {
-  const text = files[path];
-  if (text === undefined) throw new Error(`no file ${path}`);
-  return text;
-};
+const read = fakeFiles({ "gw.json": GATEWAY, "c.pem": "CERT", "k.pem": "KEY" });
 
 describe("acp-adapter config", () => {
   it("speaks plain ws on loopback by default and starts sessions on the first model", () => {

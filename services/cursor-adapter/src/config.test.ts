@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "@byok/platform";
+import { fakeFiles } from "@byok/test-support/fake-files";
 import { loadConfig } from "./config.ts";
 
 const GATEWAY_FILE = JSON.stringify({
@@ -8,12 +9,7 @@ const GATEWAY_FILE = JSON.stringify({
 });
 
 /** A file reader that knows one file. */
-function files(path: string, content = GATEWAY_FILE): (p: string) => string {
-  return (p) => {
-    if (p !== path) throw new Error(`ENOENT: no such file, open '${p}'`);
-    return content;
-  };
-}
+const files = (path: string, content: unknown = GATEWAY_FILE) => fakeFiles({ [path]: content });
 
 describe("loadConfig", () => {
   it("has working defaults for a local run", () => {

@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { rootCertificates } from "node:tls";
 import type { Duplex } from "node:stream";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, listen, startOpsServer, urlHost, type Logger, type NatsConnection, type OpsServer } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
 import { CA_CERT_FILE, loadOrCreateCa } from "./ca.ts";
 import type { EdgeProxyServiceConfig } from "./config.ts";
@@ -122,13 +122,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
       sockets,
     }),
   );
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  const port = await listen(server, config.port, config.host);
   let ops: OpsServer;
   try {
     ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => nc === undefined || !nc.isClosed() });
@@ -138,14 +132,11 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
     if (nc) await nc.close();
     throw err;
   }
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : config.port;
-  const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
   log.info({ host: config.host, port, intercept: config.interceptDomains, adapter: adapter.url.origin, upstream: fixedUpstream?.url.origin ?? "requested host", byokModels: byokModelIds.size }, "edge proxy listening");
 
   return {
     port,
-    url: `http://${hostForUrl}:${port}`,
+    url: `http://${urlHost(config.host)}:${port}`,
     caCertPem: ca.certPem,
     caCertFile: resolve(join(config.caDir, CA_CERT_FILE)),
     opsUrl: ops.url,

@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "@byok/platform";
+import { fakeFiles } from "@byok/test-support/fake-files";
 import { loadConfig } from "./config.ts";
 
 const KEY = "sk-test-1a2b3c4d5e6f-not-a-real-key";
@@ -11,12 +12,7 @@ const GATEWAY_FILE = {
 };
 
 /** A file reader that knows one file. */
-function files(path: string, content: unknown): (p: string) => string {
-  return (p) => {
-    if (p !== path) throw new Error(`ENOENT: no such file, open '${p}'`);
-    return typeof content === "string" ? content : JSON.stringify(content);
-  };
-}
+const files = (path: string, content: unknown) => fakeFiles({ [path]: content });
 
 describe("loadConfig", () => {
   it("has the documented defaults and reads config/gateway.json", () => {

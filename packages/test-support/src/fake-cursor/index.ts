@@ -5,7 +5,7 @@ export { BlobStore, blobIdOf, blobKey } from "./blob-store.ts";
 export { buildRunRequest, emptyConversationState, DEFAULT_ENV, type ConversationState, type ModelSelection, type RunRequestEnv } from "./run-request.ts";
 export { EnvelopeReader, encodeEnvelope, parseEndStream, decodeBase64Lenient, FLAG_COMPRESSED, FLAG_END_STREAM, type Envelope, type EndStreamOutcome } from "./envelope.ts";
 export { HttpTransport, ProxyConnectError, type TransportOptions, type ProxyOptions } from "./transport.ts";
-export { frameLabel, describeTimeline, checkpointKind, type TimelineEntry, type CheckpointKind } from "./timeline.ts";
+export { frameLabel, describeTimeline, checkpointKind, isTextDelta, type TimelineEntry, type CheckpointKind } from "./timeline.ts";
 export { checkpointBlobReferences } from "./checkpoint-refs.ts";
 export type { ExecContext, ExecHandler, ExecHandlers, QueryContext, QueryHandler } from "./exec.ts";
 export {

@@ -19,6 +19,11 @@ export function checkpointKind(state: agent.ConversationStateStructure): Checkpo
   return state.pendingToolCalls.length > 0 ? "staged" : "settled";
 }
 
+/** A text delta frame (e.g. to wait for the first text of a run). */
+export function isTextDelta(message: agent.AgentServerMessage): boolean {
+  return message.message.case === "interactionUpdate" && message.message.value.message.case === "textDelta";
+}
+
 /** A short readable name for a server frame: "text_delta", "kv_set#3", "checkpoint:staged", ... */
 export function frameLabel(message: agent.AgentServerMessage): string {
   const m = message.message;

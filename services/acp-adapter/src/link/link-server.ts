@@ -9,12 +9,11 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { randomBytes } from "node:crypto";
 import { WebSocketServer } from "ws";
 import type { MemberId } from "@byok/contracts";
-import type { Logger } from "@byok/platform";
+import { listen, urlHost, type Logger } from "@byok/platform";
 import { LINK_HEADERS, parseReceivedHeader } from "@byok/resumable-link";
 import type { MemberKeyLookup } from "@byok/store-client";
 import type { TlsFiles } from "../config.ts";
@@ -127,15 +126,8 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     return link;
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const port = await listen(server, options.port, options.host);
+  const host = urlHost(options.host);
   return {
     url: `${options.tls === undefined ? "ws" : "wss"}://${host}:${port}`,
     port,

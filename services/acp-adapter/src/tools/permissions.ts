@@ -68,3 +68,18 @@ export async function askPermission(ports: PermissionPorts, key: string, scope: 
       return "rejected";
   }
 }
+
+/** What the model is told when the member did not allow the tool: `refused[verdict]`, or undefined when it may go on. */
+export function refusal(verdict: PermissionVerdict, refused: { readonly rejected: string; readonly cancelled: string }): string | undefined {
+  switch (verdict) {
+    case "rejected":
+    case "cancelled":
+      return refused[verdict];
+    case "allowed":
+      return undefined;
+    default: {
+      const unreachable: never = verdict;
+      throw new Error(`unknown permission verdict ${String(unreachable)}`);
+    }
+  }
+}

@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { TerminalExit } from "../acp/editor-client.ts";
-import { askPermission, commandPermissionKey } from "./permissions.ts";
+import { askPermission, commandPermissionKey, refusal } from "./permissions.ts";
 import { absolutePath, capped, errorMessage, failed, type ToolContext, type ToolOutcome } from "./tool-context.ts";
 
 export const runCommandArgs = z.object({ command: z.string().min(1), cwd: z.string().min(1).optional(), timeout_ms: z.number().int().min(1).optional() });
@@ -28,18 +28,11 @@ export async function runCommand(args: RunCommandArgs, ctx: ToolContext): Promis
     status: "pending",
     rawInput: { command: args.command, cwd },
   });
-  switch (verdict) {
-    case "rejected":
-      return failed("The user rejected this command; it did not run. Do not run it again unchanged; ask or take another approach.");
-    case "cancelled":
-      return failed("The command did not run: the user cancelled.");
-    case "allowed":
-      break;
-    default: {
-      const unreachable: never = verdict;
-      throw new Error(`unknown permission verdict ${String(unreachable)}`);
-    }
-  }
+  const refused = refusal(verdict, {
+    rejected: "The user rejected this command; it did not run. Do not run it again unchanged; ask or take another approach.",
+    cancelled: "The command did not run: the user cancelled.",
+  });
+  if (refused !== undefined) return failed(refused);
   const { editor, sessionId, limits } = ctx;
   let terminalId: string;
   try {

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import type { ToolCallContent } from "../acp/acp-types.ts";
-import { askPermission, editPermissionKey } from "./permissions.ts";
+import { askPermission, editPermissionKey, refusal } from "./permissions.ts";
 import { absolutePath, errorMessage, failed, type ToolContext, type ToolOutcome } from "./tool-context.ts";
 
 export const writeFileArgs = z.object({ path: z.string().min(1), content: z.string() });
@@ -52,18 +52,11 @@ async function applyChange(ctx: ToolContext, path: string, oldText: string | nul
     content: [diff],
     locations: [{ path }],
   });
-  switch (verdict) {
-    case "rejected":
-      return failed(`The user rejected this change to ${path}; it was not written. Do not make the same change again; ask or take another approach.`, view);
-    case "cancelled":
-      return failed(`The change to ${path} was not written: the user cancelled.`, view);
-    case "allowed":
-      break;
-    default: {
-      const unreachable: never = verdict;
-      throw new Error(`unknown permission verdict ${String(unreachable)}`);
-    }
-  }
+  const refused = refusal(verdict, {
+    rejected: `The user rejected this change to ${path}; it was not written. Do not make the same change again; ask or take another approach.`,
+    cancelled: `The change to ${path} was not written: the user cancelled.`,
+  });
+  if (refused !== undefined) return failed(refused, view);
   ctx.show({ status: "in_progress" });
   try {
     await ctx.editor.writeTextFile(ctx.sessionId, path, newText, ctx.signal);

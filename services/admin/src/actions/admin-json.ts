@@ -31,6 +31,12 @@ export function plain(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v))) as unknown;
 }
 
+/** A store record's own fields (without the protobuf type name) as plain JSON. */
+function fieldsJson<T>(record: { readonly $typeName: string }): T {
+  const { $typeName: _type, ...fields } = record;
+  return plain(fields) as T;
+}
+
 const optional = <T>(value: T | undefined | null, empty: T | undefined = undefined): T | undefined => (value === undefined || value === null || value === empty ? undefined : value);
 
 export interface MemberJson {
@@ -71,8 +77,7 @@ export interface MemberUsageJson {
 }
 
 export function memberUsageJson(row: MemberUsage): MemberUsageJson {
-  const { $typeName: _type, ...fields } = row;
-  return plain(fields) as MemberUsageJson;
+  return fieldsJson<MemberUsageJson>(row);
 }
 
 /**
@@ -94,8 +99,7 @@ export interface CacheUsageJson {
 }
 
 export function cacheUsageJson(row: CacheUsageRow): CacheUsageJson {
-  const { $typeName: _type, ...fields } = row;
-  return plain(fields) as CacheUsageJson;
+  return fieldsJson<CacheUsageJson>(row);
 }
 
 export interface TeamJson {
@@ -214,8 +218,7 @@ export interface UsageJson {
 
 function usageJson(u: Usage | undefined): UsageJson {
   if (!u) return {};
-  const { $typeName: _type, ...fields } = u;
-  return plain(fields) as UsageJson;
+  return fieldsJson<UsageJson>(u);
 }
 
 const STATUS: Record<string, RunStatus> = { running: RunStatus.RUNNING, completed: RunStatus.COMPLETED, cancelled: RunStatus.CANCELLED, failed: RunStatus.FAILED };

@@ -3,6 +3,11 @@ import { z } from "zod";
 import { action, count, id, modelList, retention, text, usd } from "./admin-action.ts";
 import { PERIODS, SCOPES, budgetJson, limitsJson, teamJson } from "./admin-json.ts";
 
+/** A team's allowed models (null / absent: every model) and retention (null / absent: content kept) as the store takes them. */
+function teamPolicy(allowedModels: string[] | null | undefined, retentionDays: number | null | undefined) {
+  return { ...(allowedModels ? { allowedModels: { modelIds: allowedModels } } : {}), ...(retentionDays ? { retentionDays } : {}) };
+}
+
 export const TEAM_ACTIONS = {
   listTeams: action({
     name: "team.list",
@@ -19,11 +24,7 @@ export const TEAM_ACTIONS = {
     mutates: true,
     input: z.object({ name: z.string().trim().min(1, "name is required").max(200), allowedModels: modelList, retentionDays: retention }),
     async run(store, input) {
-      const team = await store.createTeam({
-        name: input.name,
-        ...(input.allowedModels ? { allowedModels: { modelIds: input.allowedModels } } : {}),
-        ...(input.retentionDays ? { retentionDays: input.retentionDays } : {}),
-      });
+      const team = await store.createTeam({ name: input.name, ...teamPolicy(input.allowedModels, input.retentionDays) });
       return { team: teamJson(team) };
     },
   }),
@@ -36,12 +37,7 @@ export const TEAM_ACTIONS = {
       const current = teamJson(await store.getTeam(input.teamId));
       const allowed = input.allowedModels === undefined ? current.allowedModels : input.allowedModels;
       const days = input.retentionDays === undefined ? current.retentionDays : input.retentionDays;
-      const team = await store.updateTeam({
-        teamId: input.teamId,
-        name: input.name ?? current.name,
-        ...(allowed ? { allowedModels: { modelIds: allowed } } : {}),
-        ...(days ? { retentionDays: days } : {}),
-      });
+      const team = await store.updateTeam({ teamId: input.teamId, name: input.name ?? current.name, ...teamPolicy(allowed, days) });
       return { team: teamJson(team) };
     },
   }),

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { CacheUsageRowSchema, MemberRecordSchema, MemberUsageSchema, type MemberRecord, type MemberUsage } from "@byok/contracts";
-import { parseAdminArgs, runAdminCommand } from "./admin-commands.ts";
+import { CacheUsageRowSchema, MemberUsageSchema, type MemberUsage } from "@byok/contracts";
 import { StoreFailure, type CacheUsageFilter, type UsageFilter } from "@byok/store-client";
 import type { AdminStore } from "../actions/admin-actions.ts";
+import { memoryMembers as membersInMemory, runAdmin, type AdminRun } from "../testing/admin-cli.ts";
 
 /**
  * In-memory stand-in for the store's member operations (the real ones are exercised in
@@ -11,28 +11,14 @@ import type { AdminStore } from "../actions/admin-actions.ts";
  * `memberUsage` serves `usageRows` filtered by member, and records each filter it was asked for.
  */
 function memoryMembers(usageRows: MemberUsage[] = []): AdminStore & { usageFilters: UsageFilter[] } {
-  const members = new Map<string, MemberRecord>();
   const usageFilters: UsageFilter[] = [];
   const store = {
+    ...membersInMemory(),
     usageFilters,
     async memberUsage(filter: UsageFilter) {
       usageFilters.push(filter);
       if (filter.since === "bad") throw new StoreFailure("invalid", "member.usage", "since is not an RFC 3339 timestamp");
       return usageRows.filter((r) => filter.memberId === "" || r.memberId === filter.memberId);
-    },
-    async createMember(name: string) {
-      const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
-      members.set(member.memberId, member);
-      return { member, key: `key-${member.memberId}`, keyId: `k-${member.memberId}` };
-    },
-    async revokeMember(memberId: string) {
-      const m = members.get(memberId);
-      if (!m) throw new StoreFailure("not_found", "member.revoke", `no member ${memberId}`);
-      m.revokedAt = "2026-01-02T00:00:00Z";
-      return m;
-    },
-    async listMembers(includeRevoked: boolean) {
-      return [...members.values()].filter((m) => includeRevoked || !m.revokedAt);
     },
   };
   return store as unknown as AdminStore & { usageFilters: UsageFilter[] };
@@ -40,13 +26,8 @@ function memoryMembers(usageRows: MemberUsage[] = []): AdminStore & { usageFilte
 
 const WHERE = "nats://127.0.0.1:42229 (bus prefix byok, from test)";
 
-async function run(client: AdminStore, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const parsed = parseAdminArgs(args);
-  if (parsed.kind !== "command") return { code: 2, out, err: `usage: ${parsed.kind === "invalid" ? parsed.message : "help"}` };
-  const code = await runAdminCommand(parsed.command, client, { out: (t) => (out += t), err: (t) => (err += t) }, { json: parsed.json, where: WHERE });
-  return { code, out, err };
+function run(client: AdminStore, ...args: string[]): Promise<AdminRun> {
+  return runAdmin(client, args, WHERE);
 }
 
 describe("admin command", () => {

@@ -6,18 +6,12 @@
  * only when the same calls reported both sums ("-" otherwise, never a guess).
  */
 import type { CacheUsageJson } from "../actions/admin-json.ts";
+import { alignedTable, count, reportedSum } from "./text-table.ts";
 
 type Field = "inputTokens" | "cacheReadTokens" | "cacheWriteTokens";
 
-function count(value: number): string {
-  return value.toLocaleString("en-US");
-}
-
 function sumCell(row: CacheUsageJson, field: Field): string {
-  const total = row[field];
-  const reported = row[`${field}Calls`];
-  if (total === undefined || reported === 0) return "-";
-  return reported === row.calls ? count(total) : `${count(total)} (${reported}/${row.calls})`;
+  return reportedSum(row[field], row[`${field}Calls`], row.calls);
 }
 
 /** cached / input in percent, when the same calls reported both. */
@@ -25,19 +19,6 @@ export function cachedShare(row: CacheUsageJson): string {
   if (row.inputTokens === undefined || row.cacheReadTokens === undefined || row.inputTokensCalls !== row.cacheReadTokensCalls) return "-";
   if (row.inputTokens === 0) return "-";
   return `${(Math.floor((row.cacheReadTokens * 10_000) / row.inputTokens) / 100).toFixed(1)}%`;
-}
-
-function table(header: string[], rows: string[][], textColumns: number): string {
-  const lines = [header, ...rows];
-  const widths = header.map((_, column) => Math.max(...lines.map((line) => (line[column] ?? "").length)));
-  return lines
-    .map((line) =>
-      line
-        .map((cell, column) => (column < textColumns ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
 }
 
 const SUMS = ["INPUT", "CACHE READ", "CACHE WRITE", "CACHED/INPUT"];
@@ -49,8 +30,8 @@ function sums(row: CacheUsageJson): string[] {
 /** Both tables, or "no model calls" when there are none. */
 export function formatCacheTables(report: { conversations: readonly CacheUsageJson[]; models: readonly CacheUsageJson[] }): string {
   if (report.models.length === 0) return "no model calls in the range\n";
-  const models = table(["MODEL", "CALLS", ...SUMS], report.models.map((r) => [r.key || "-", count(r.calls), ...sums(r)]), 1);
-  const conversations = table(
+  const models = alignedTable(["MODEL", "CALLS", ...SUMS], report.models.map((r) => [r.key || "-", count(r.calls), ...sums(r)]), 1);
+  const conversations = alignedTable(
     ["CONVERSATION", "MEMBER", "CALLS", ...SUMS],
     report.conversations.map((r) => [r.key, r.memberId, count(r.calls), ...sums(r)]),
     2,

@@ -38,3 +38,9 @@ export function memberLine(m: MemberJson): string {
 
 export const teamFlag = { team: { type: "string", hint: "<team id>" } } as const;
 
+/** --since / --until: a time range of the reports (RFC 3339 or YYYY-MM-DD). */
+export const rangeFlags = { since: { type: "string", hint: "<date>" }, until: { type: "string", hint: "<date>" } } as const;
+
+/** The action input of rangeFlags ("" = open). */
+export const range = (flags: Flags): { since: string; until: string } => ({ since: str(flags, "since"), until: str(flags, "until") });
+

@@ -1,6 +1,6 @@
 /** CLI commands for members and their keys (command-table.ts lists every command). */
 import type { KeyJson } from "../actions/admin-json.ts";
-import { command, memberLine, str, teamFlag } from "./command-spec.ts";
+import { command, memberLine, range, rangeFlags, str, teamFlag } from "./command-spec.ts";
 import { cell, textTable } from "./text-table.ts";
 import { formatUsageTable } from "./usage-table.ts";
 
@@ -53,10 +53,10 @@ export const memberTeam = command({
 export const usage = command({
   words: ["usage"],
   args: [],
-  flags: { member: { type: "string", hint: "<id>" }, since: { type: "string", hint: "<date>" }, until: { type: "string", hint: "<date>" } },
+  flags: { member: { type: "string", hint: "<id>" }, ...rangeFlags },
   action: "memberUsage",
   summary: "runs and provider-reported tokens per member (runs that began in [--since, --until))",
-  input: (_args, flags) => ({ memberId: str(flags, "member"), since: str(flags, "since"), until: str(flags, "until") }),
+  input: (_args, flags) => ({ memberId: str(flags, "member"), ...range(flags) }),
   text: ({ members }) => formatUsageTable(members),
 });
 

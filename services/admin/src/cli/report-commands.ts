@@ -1,7 +1,7 @@
 /** CLI commands that read what happened (runs, spend, prompt cache, ledger, audit) and run the retention job (command-table.ts lists every command). */
 import type { AuditJson, RunJson } from "../actions/admin-json.ts";
 import { formatCacheTables } from "./cache-table.ts";
-import { command, str, teamFlag } from "./command-spec.ts";
+import { command, range, rangeFlags, str, teamFlag } from "./command-spec.ts";
 import { cell, textTable } from "./text-table.ts";
 
 function runLine(r: RunJson): string[] {
@@ -40,8 +40,7 @@ export const spend = command({
   flags: {
     group: { type: "string", hint: "<member|team|model|client>" },
     bucket: { type: "string", hint: "<hour|day>" },
-    since: { type: "string", hint: "<date>" },
-    until: { type: "string", hint: "<date>" },
+    ...rangeFlags,
     member: { type: "string", hint: "<id>" },
     ...teamFlag,
     model: { type: "string", hint: "<id>" },
@@ -51,8 +50,7 @@ export const spend = command({
   input: (_args, flags) => ({
     group: flags["group"],
     bucket: flags["bucket"],
-    since: str(flags, "since"),
-    until: str(flags, "until"),
+    ...range(flags),
     memberId: str(flags, "member"),
     teamId: str(flags, "team"),
     modelId: str(flags, "model"),
@@ -70,13 +68,12 @@ export const cache = command({
   args: [],
   flags: {
     member: { type: "string", hint: "<id>" },
-    since: { type: "string", hint: "<date>" },
-    until: { type: "string", hint: "<date>" },
+    ...rangeFlags,
     conversations: { type: "string", hint: "<n>" },
   },
   action: "cacheUsage",
   summary: "prompt cache: cached / input per model and per conversation (default: the 20 newest)",
-  input: (_args, flags) => ({ memberId: str(flags, "member"), since: str(flags, "since"), until: str(flags, "until"), conversations: str(flags, "conversations") }),
+  input: (_args, flags) => ({ memberId: str(flags, "member"), ...range(flags), conversations: str(flags, "conversations") }),
   text: (report) => formatCacheTables(report),
 });
 
@@ -86,13 +83,12 @@ export const ledger = command({
   flags: {
     run: { type: "string", hint: "<run id>" },
     member: { type: "string", hint: "<id>" },
-    since: { type: "string", hint: "<date>" },
-    until: { type: "string", hint: "<date>" },
+    ...rangeFlags,
     limit: { type: "string", hint: "<n>" },
   },
   action: "listLedger",
   summary: "ledger rows, one per model call (best with --json)",
-  input: (_args, flags) => ({ runId: str(flags, "run"), memberId: str(flags, "member"), since: str(flags, "since"), until: str(flags, "until"), limit: str(flags, "limit") }),
+  input: (_args, flags) => ({ runId: str(flags, "run"), memberId: str(flags, "member"), ...range(flags), limit: str(flags, "limit") }),
   text: ({ entries }) =>
     textTable(
       ["STARTED", "CALL", "MEMBER", "MODEL", "OUTCOME", "COST"],
@@ -113,8 +109,7 @@ export const audit = command({
   flags: {
     action: { type: "string", hint: "<prefix>" },
     member: { type: "string", hint: "<id>" },
-    since: { type: "string", hint: "<date>" },
-    until: { type: "string", hint: "<date>" },
+    ...rangeFlags,
     limit: { type: "string", hint: "<n>" },
     before: { type: "string", hint: "<id>" },
   },
@@ -123,8 +118,7 @@ export const audit = command({
   input: (_args, flags) => ({
     action: str(flags, "action"),
     memberId: str(flags, "member"),
-    since: str(flags, "since"),
-    until: str(flags, "until"),
+    ...range(flags),
     limit: str(flags, "limit"),
     beforeId: str(flags, "before"),
   }),

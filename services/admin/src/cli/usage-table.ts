@@ -6,6 +6,8 @@
  * COST is the ledger's: the known costs in USD, and how many calls have an
  * unknown cost ("$0.42 +3 unknown"); "-" without accounted calls.
  */
+import { alignedTable, count, reportedSum } from "./text-table.ts";
+
 type TokenField = "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens" | "reasoningTokens";
 
 /** A member.usage row as the admin action returns it (the store's MemberUsage, int64 sums as numbers). */
@@ -37,15 +39,8 @@ const TEXT_COLUMNS = 2;
 export const USAGE_LEGEND =
   "token sums are provider-reported; n (k/N) = sum over the k of N runs that reported the field; - = no run reported it; cost: known costs, +n unknown = calls whose cost is unknown";
 
-function count(value: number | bigint): string {
-  return value.toLocaleString("en-US");
-}
-
 function tokenCell(row: UsageRow, field: TokenField): string {
-  const total = row[field];
-  const reported = row[`${field}Runs`];
-  if (total === undefined || reported === 0) return "-";
-  return reported === row.runs ? count(total) : `${count(total)} (${reported}/${row.runs})`;
+  return reportedSum(row[field], row[`${field}Runs`], row.runs);
 }
 
 function costCell(row: UsageRow): string {
@@ -71,13 +66,5 @@ function cells(row: UsageRow): string[] {
 /** The table with a header line, then the legend; "no runs" when there are no rows. */
 export function formatUsageTable(rows: readonly UsageRow[]): string {
   if (rows.length === 0) return "no runs\n";
-  const lines = [HEADER, ...rows.map(cells)];
-  const widths = HEADER.map((_, column) => Math.max(...lines.map((line) => (line[column] ?? "").length)));
-  const text = lines.map((line) =>
-    line
-      .map((cell, column) => (column < TEXT_COLUMNS ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
-      .join("  ")
-      .trimEnd(),
-  );
-  return `${text.join("\n")}\n\n${USAGE_LEGEND}\n`;
+  return `${alignedTable(HEADER, rows.map(cells), TEXT_COLUMNS)}\n\n${USAGE_LEGEND}\n`;
 }

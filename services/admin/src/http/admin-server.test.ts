@@ -4,35 +4,20 @@
  * store failures come out. The real store is used in tests/admin-page.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { create } from "@bufbuild/protobuf";
-import { MemberRecordSchema, type MemberRecord } from "@byok/contracts";
 import { silentLogger, Registry } from "@byok/platform";
 import { StoreFailure } from "@byok/store-client";
 import type { AdminStore } from "../actions/admin-actions.ts";
 import { createAdminMetrics } from "../metrics.ts";
 import { AdminAuth } from "./admin-auth.ts";
 import { startAdminServer, type AdminServer } from "./admin-server.ts";
+import { memoryMembers } from "../testing/admin-cli.ts";
 import { loadPageAssets } from "./static-assets.ts";
 
 const TOKEN = "server-test-admin-token-0123456789";
 
 function memoryStore(): AdminStore {
-  const members = new Map<string, MemberRecord>();
   return {
-    async createMember(name: string) {
-      const member = create(MemberRecordSchema, { memberId: `m${members.size + 1}`, name, createdAt: "2026-01-01T00:00:00Z" });
-      members.set(member.memberId, member);
-      return { member, key: `key-${member.memberId}`, keyId: `k-${member.memberId}` };
-    },
-    async revokeMember(memberId: string) {
-      const m = members.get(memberId);
-      if (!m) throw new StoreFailure("not_found", "member.revoke", `no member ${memberId}`);
-      m.revokedAt = "2026-01-02T00:00:00Z";
-      return m;
-    },
-    async listMembers(includeRevoked: boolean) {
-      return [...members.values()].filter((m) => includeRevoked || !m.revokedAt);
-    },
+    ...memoryMembers(),
     async memberUsage() {
       throw new StoreFailure("unavailable", "member.usage", "no_responders: no store is listening");
     },

@@ -16,8 +16,7 @@
  * host is refused. Every answer carries a strict Content-Security-Policy.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Logger } from "@byok/platform";
+import { closeOnce, listen, urlHost, type Logger } from "@byok/platform";
 import { runAction, type AdminStore } from "../actions/admin-actions.ts";
 import type { AdminMetrics } from "../metrics.ts";
 import { AdminAuth, CSRF_HEADER, type AdminCredential } from "./admin-auth.ts";
@@ -223,24 +222,6 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  let stopped: Promise<void> | undefined;
-  return {
-    url: `http://${host}:${port}`,
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return stopped;
-    },
-  };
+  const port = await listen(server, options.port, options.host);
+  return { url: `http://${urlHost(options.host)}:${port}`, stop: closeOnce(server) };
 }

@@ -1,9 +1,9 @@
 // Budgets (USD per member or team, optionally per model, per UTC day/week/month) and member rate limits.
 import { api } from "./api.js";
 import { memberName, teamName } from "./directory.js";
-import { formValues, h, show, table } from "./dom.js";
+import { h, show, table } from "./dom.js";
 import { time, usd } from "./format.js";
-import { guarded, notify } from "./notice.js";
+import { guarded, notify, onSubmit } from "./notice.js";
 
 function usedBar(budget) {
   const limit = Number(budget.limitUsd);
@@ -53,29 +53,21 @@ export async function renderBudgets() {
 
 export function bindBudgets() {
   const form = document.getElementById("budget-form");
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void guarded(async () => {
-      const v = formValues(form);
-      const [scope, id] = v.target.split(":");
-      await api.put("/api/budgets", { scope, memberId: scope === "member" ? id : "", teamId: scope === "team" ? id : "", modelId: v.modelId, period: v.period, limitUsd: v.limitUsd });
-      notify("Budget saved.");
-      await renderBudgets();
-    });
+  onSubmit(form, async (v) => {
+    const [scope, id] = v.target.split(":");
+    await api.put("/api/budgets", { scope, memberId: scope === "member" ? id : "", teamId: scope === "team" ? id : "", modelId: v.modelId, period: v.period, limitUsd: v.limitUsd });
+    notify("Budget saved.");
+    await renderBudgets();
   });
   const limits = document.getElementById("limits-form");
   limits.elements.memberId.addEventListener("change", () => guarded(renderLimits));
-  limits.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void guarded(async () => {
-      const v = formValues(limits);
-      const number = (text) => (text === "" ? null : Number(text));
-      await api.put(`/api/members/${encodeURIComponent(v.memberId)}/limits`, {
-        requestsPerMinute: number(v.requestsPerMinute),
-        tokensPerMinute: number(v.tokensPerMinute),
-        concurrentRuns: number(v.concurrentRuns),
-      });
-      notify(`Limits of ${memberName(v.memberId)} saved.`);
+  onSubmit(limits, async (v) => {
+    const number = (text) => (text === "" ? null : Number(text));
+    await api.put(`/api/members/${encodeURIComponent(v.memberId)}/limits`, {
+      requestsPerMinute: number(v.requestsPerMinute),
+      tokensPerMinute: number(v.tokensPerMinute),
+      concurrentRuns: number(v.concurrentRuns),
     });
+    notify(`Limits of ${memberName(v.memberId)} saved.`);
   });
 }

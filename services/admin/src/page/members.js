@@ -1,9 +1,9 @@
 // Members and their keys: create, revoke, move to a team; keys: create, rotate, revoke, expiry.
 import { api } from "./api.js";
 import { directory, loadDirectory, teamName } from "./directory.js";
-import { badge, formValues, h, show, table } from "./dom.js";
+import { badge, h, show, table } from "./dom.js";
 import { date, time } from "./format.js";
-import { guarded, notify } from "./notice.js";
+import { guarded, notify, onSubmit } from "./notice.js";
 
 let selected;
 
@@ -41,14 +41,10 @@ async function renderDetail() {
     h("label", {}, "Expires ", h("input", { name: "expiresAt", type: "date" })),
     h("button", { type: "submit", class: "primary", disabled: !!member.revokedAt }, "New key"),
   );
-  keyForm.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void guarded(async () => {
-      const v = formValues(keyForm);
-      const created = await api.post(`/api/members/${encodeURIComponent(member.memberId)}/keys`, { label: v.label, expiresAt: dateToEndOfDay(v.expiresAt) });
-      showSecret("New key.", created.secret, member.name);
-      await renderDetail();
-    });
+  onSubmit(keyForm, async (v) => {
+    const created = await api.post(`/api/members/${encodeURIComponent(member.memberId)}/keys`, { label: v.label, expiresAt: dateToEndOfDay(v.expiresAt) });
+    showSecret("New key.", created.secret, member.name);
+    await renderDetail();
   });
   const columns = [
     { title: "Label", cell: (k) => k.label || "–" },
@@ -148,15 +144,11 @@ export async function renderMembers() {
 
 export function bindMembers() {
   const form = document.getElementById("member-form");
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void guarded(async () => {
-      const v = formValues(form);
-      const created = await api.post("/api/members", { name: v.name, teamId: v.teamId, keyExpiresAt: dateToEndOfDay(v.keyExpiresAt) });
-      showSecret(`Member ${created.member.name} created.`, created.key, created.member.name);
-      form.reset();
-      await refreshMembers();
-    });
+  onSubmit(form, async (v) => {
+    const created = await api.post("/api/members", { name: v.name, teamId: v.teamId, keyExpiresAt: dateToEndOfDay(v.keyExpiresAt) });
+    showSecret(`Member ${created.member.name} created.`, created.key, created.member.name);
+    form.reset();
+    await refreshMembers();
   });
   document.getElementById("show-revoked").addEventListener("change", renderList);
 }

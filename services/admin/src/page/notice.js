@@ -1,4 +1,6 @@
 // The line under the top bar: what just happened, or what went wrong.
+import { formValues } from "./dom.js";
+
 let timer;
 
 export function notify(text, kind = "info") {
@@ -18,4 +20,12 @@ export async function guarded(work) {
     notify(error.message ?? String(error), "error");
     return undefined;
   }
+}
+
+/** On submit (no page load): `submit` with the form's values, its failure reported like guarded's. */
+export function onSubmit(form, submit) {
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void guarded(() => submit(formValues(form)));
+  });
 }

@@ -1,9 +1,9 @@
 // Teams: allowed models and content retention; create, edit, delete.
 import { api } from "./api.js";
 import { directory, loadDirectory } from "./directory.js";
-import { badge, formValues, h, show, table } from "./dom.js";
+import { badge, h, show, table } from "./dom.js";
 import { count, date } from "./format.js";
-import { guarded, notify } from "./notice.js";
+import { guarded, notify, onSubmit } from "./notice.js";
 
 /** "" = every model; otherwise comma-separated ids. */
 function modelsOf(text) {
@@ -24,15 +24,11 @@ function editRow(team) {
     h("label", {}, "Retention (days) ", h("input", { name: "retentionDays", type: "number", min: 1, value: team.retentionDays ?? "", placeholder: "keep" })),
     h("button", { type: "submit", class: "primary" }, "Save"),
   );
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void guarded(async () => {
-      const v = formValues(form);
-      await api.put(`/api/teams/${encodeURIComponent(team.teamId)}`, { name: v.name, allowedModels: modelsOf(v.allowedModels), retentionDays: retentionOf(v.retentionDays) });
-      notify(`Team ${v.name} saved.`);
-      await loadDirectory();
-      await renderTeams();
-    });
+  onSubmit(form, async (v) => {
+    await api.put(`/api/teams/${encodeURIComponent(team.teamId)}`, { name: v.name, allowedModels: modelsOf(v.allowedModels), retentionDays: retentionOf(v.retentionDays) });
+    notify(`Team ${v.name} saved.`);
+    await loadDirectory();
+    await renderTeams();
   });
   return form;
 }
@@ -71,15 +67,11 @@ export async function renderTeams() {
 
 export function bindTeams() {
   const form = document.getElementById("team-form");
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void guarded(async () => {
-      const v = formValues(form);
-      await api.post("/api/teams", { name: v.name, allowedModels: modelsOf(v.allowedModels), retentionDays: retentionOf(v.retentionDays) });
-      notify(`Team ${v.name} created.`);
-      form.reset();
-      await loadDirectory();
-      await renderTeams();
-    });
+  onSubmit(form, async (v) => {
+    await api.post("/api/teams", { name: v.name, allowedModels: modelsOf(v.allowedModels), retentionDays: retentionOf(v.retentionDays) });
+    notify(`Team ${v.name} created.`);
+    form.reset();
+    await loadDirectory();
+    await renderTeams();
   });
 }

@@ -5,9 +5,8 @@
  * input never takes the process down.
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
-import type { Logger } from "@byok/platform";
+import { listen, urlHost, type Logger } from "@byok/platform";
 import type { CursorAdapterMetrics } from "../metrics.ts";
 import type { MemberModels } from "../models/member-models.ts";
 import type { PeerLink } from "../transport/peer-link.ts";
@@ -79,15 +78,8 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const port = await listen(server, options.port, options.host);
+  const host = urlHost(options.host);
   log.info({ host: options.host, port }, "cursor adapter listening");
 
   let stopped: Promise<void> | undefined;

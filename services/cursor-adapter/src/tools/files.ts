@@ -5,9 +5,9 @@
 import { create } from "@bufbuild/protobuf";
 import { tools } from "@byok/cursor-protocol";
 import { startedCard, toolOutcome } from "./cards.ts";
-import { singleStepExec, type OutcomeParts } from "./single-step.ts";
+import { singleStepPlan, type OutcomeParts } from "./single-step.ts";
 import { ArgReader, type ToolArgs } from "./tool-args.ts";
-import type { ExecStep, ToolCallInput, ToolEffect, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
+import type { ToolCallInput, ToolEffect, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
 
 const UINT32_MAX = 0xffff_ffff;
 
@@ -38,15 +38,15 @@ export function planRead(call: ToolCallInput, args: ToolArgs, ctx: ToolPlanConte
     ...(offset === undefined ? {} : { offset }),
     ...(limit === undefined ? {} : { limit }),
   });
-  const first: ExecStep = { request: { case: "readArgs", value: readArgs }, delayMs: 0 };
-  return {
-    kind: "exec",
-    started: startedCard(call.callId, readVariant(toolArgs), ctx),
-    exec: singleStepExec(first, "readResult", (reply) => readOutcomeParts(reply, path), {
-      finish: (parts) => toolOutcome(call.callId, readVariant(toolArgs, parts.result), ctx, parts.content, parts.isError, parts.effects),
-      failed: (message) => toolOutcome(call.callId, readVariant(toolArgs, readError(message)), ctx, message, true),
-    }),
-  };
+  return singleStepPlan(
+    call.callId,
+    ctx,
+    (result?: tools.ReadToolResult) => readVariant(toolArgs, result),
+    { case: "readArgs", value: readArgs },
+    "readResult",
+    (reply) => readOutcomeParts(reply, path),
+    (message) => toolOutcome(call.callId, readVariant(toolArgs, readError(message)), ctx, message, true),
+  );
 }
 
 function readVariant(args: tools.ReadToolArgs, result?: tools.ReadToolResult): ToolVariant {
@@ -118,15 +118,15 @@ export function planDelete(call: ToolCallInput, args: ToolArgs, ctx: ToolPlanCon
   if (error !== undefined) {
     return { kind: "invalid", error, started: startedCard(call.callId, deleteVariant(deleteArgs), ctx), outcome: failed(error) };
   }
-  const first: ExecStep = { request: { case: "deleteArgs", value: deleteArgs }, delayMs: 0 };
-  return {
-    kind: "exec",
-    started: startedCard(call.callId, deleteVariant(deleteArgs), ctx),
-    exec: singleStepExec(first, "deleteResult", (reply) => deleteOutcomeParts(reply, path), {
-      finish: (parts) => toolOutcome(call.callId, deleteVariant(deleteArgs, parts.result), ctx, parts.content, parts.isError),
-      failed,
-    }),
-  };
+  return singleStepPlan(
+    call.callId,
+    ctx,
+    (result?: tools.DeleteResult) => deleteVariant(deleteArgs, result),
+    { case: "deleteArgs", value: deleteArgs },
+    "deleteResult",
+    (reply) => deleteOutcomeParts(reply, path),
+    failed,
+  );
 }
 
 function deleteVariant(args: tools.DeleteArgs, result?: tools.DeleteResult): ToolVariant {

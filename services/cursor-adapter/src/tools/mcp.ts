@@ -9,9 +9,9 @@ import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
 import { tools } from "@byok/cursor-protocol";
 import { startedCard, toolOutcome } from "./cards.ts";
 import type { McpRoute } from "./mcp-routes.ts";
-import { singleStepExec, type OutcomeParts } from "./single-step.ts";
+import { singleStepPlan, type OutcomeParts } from "./single-step.ts";
 import { ArgReader, clipMiddle, toModelText, type ToolArgs } from "./tool-args.ts";
-import type { ExecStep, ToolCallInput, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
+import type { ToolCallInput, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
 
 const MAX_MODEL_CHARS = 60_000;
 
@@ -61,15 +61,15 @@ function planMcpCall(call: ToolCallInput, ctx: ToolPlanContext, route: McpRoute 
     const message = error ?? "Invalid MCP tool call.";
     return { kind: "invalid", error: message, started: startedCard(call.callId, mcpVariant(mcpArgs, description), ctx), outcome: failed(message) };
   }
-  const first: ExecStep = { request: { case: "mcpArgs", value: mcpArgs }, delayMs: 0 };
-  return {
-    kind: "exec",
-    started: startedCard(call.callId, mcpVariant(mcpArgs, description), ctx),
-    exec: singleStepExec(first, "mcpResult", (reply) => mcpOutcomeParts(reply, route), {
-      finish: (parts) => toolOutcome(call.callId, mcpVariant(mcpArgs, description, parts.result), ctx, parts.content, parts.isError),
-      failed,
-    }),
-  };
+  return singleStepPlan(
+    call.callId,
+    ctx,
+    (result?: tools.McpToolResult) => mcpVariant(mcpArgs, description, result),
+    { case: "mcpArgs", value: mcpArgs },
+    "mcpResult",
+    (reply) => mcpOutcomeParts(reply, route),
+    failed,
+  );
 }
 
 function toValueMap(args: ToolArgs): Record<string, Value> {
@@ -179,16 +179,16 @@ export function planGetMcpTools(call: ToolCallInput, args: ToolArgs, ctx: ToolPl
   const error = reader.error();
   if (error !== undefined) return { kind: "invalid", error, started: startedCard(call.callId, getMcpToolsVariant(getArgs), ctx), outcome: failed(error) };
   const stateArgs = create(tools.McpStateExecArgsSchema, { serverIdentifiers: server === undefined ? [] : [server], kickOnly: false });
-  const first: ExecStep = { request: { case: "mcpStateExecArgs", value: stateArgs }, delayMs: 0 };
   const filter: McpToolFilter = { server, toolName, pattern: pattern?.regex };
-  return {
-    kind: "exec",
-    started: startedCard(call.callId, getMcpToolsVariant(getArgs), ctx),
-    exec: singleStepExec(first, "mcpStateExecResult", (reply) => mcpStateOutcomeParts(reply, filter), {
-      finish: (parts) => toolOutcome(call.callId, getMcpToolsVariant(getArgs, parts.result), ctx, parts.content, parts.isError, parts.effects),
-      failed,
-    }),
-  };
+  return singleStepPlan(
+    call.callId,
+    ctx,
+    (result?: tools.GetMcpToolsAgentResult) => getMcpToolsVariant(getArgs, result),
+    { case: "mcpStateExecArgs", value: stateArgs },
+    "mcpStateExecResult",
+    (reply) => mcpStateOutcomeParts(reply, filter),
+    failed,
+  );
 }
 
 function getMcpToolsVariant(args: tools.GetMcpToolsArgs, result?: tools.GetMcpToolsAgentResult): ToolVariant {
@@ -285,15 +285,15 @@ export function planFetchMcpResource(call: ToolCallInput, args: ToolArgs, ctx: T
     );
   const error = reader.error();
   if (error !== undefined) return { kind: "invalid", error, started: startedCard(call.callId, resourceVariant(resourceArgs), ctx), outcome: failed(error) };
-  const first: ExecStep = { request: { case: "readMcpResourceExecArgs", value: resourceArgs }, delayMs: 0 };
-  return {
-    kind: "exec",
-    started: startedCard(call.callId, resourceVariant(resourceArgs), ctx),
-    exec: singleStepExec(first, "readMcpResourceExecResult", (reply) => resourceOutcomeParts(reply, uri), {
-      finish: (parts) => toolOutcome(call.callId, resourceVariant(resourceArgs, parts.result), ctx, parts.content, parts.isError),
-      failed,
-    }),
-  };
+  return singleStepPlan(
+    call.callId,
+    ctx,
+    (result?: tools.ReadMcpResourceExecResult) => resourceVariant(resourceArgs, result),
+    { case: "readMcpResourceExecArgs", value: resourceArgs },
+    "readMcpResourceExecResult",
+    (reply) => resourceOutcomeParts(reply, uri),
+    failed,
+  );
 }
 
 function resourceVariant(args: tools.ReadMcpResourceExecArgs, result?: tools.ReadMcpResourceExecResult): ToolVariant {

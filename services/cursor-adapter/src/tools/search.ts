@@ -6,9 +6,9 @@
 import { create } from "@bufbuild/protobuf";
 import { tools } from "@byok/cursor-protocol";
 import { startedCard, toolOutcome } from "./cards.ts";
-import { singleStepExec, type OutcomeParts } from "./single-step.ts";
+import { singleStepPlan, type OutcomeParts } from "./single-step.ts";
 import { ArgReader, clipMiddle, type ToolArgs } from "./tool-args.ts";
-import type { ExecStep, ToolCallInput, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
+import type { ToolCallInput, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
 
 const OUTPUT_MODES = ["content", "files_with_matches", "count"];
 const MAX_MODEL_CHARS = 60_000;
@@ -38,15 +38,7 @@ export function planGrep(call: ToolCallInput, args: ToolArgs, ctx: ToolPlanConte
     toolOutcome(call.callId, grepVariant(grepArgs, create(tools.GrepResultSchema, { result: { case: "error", value: { error } } })), ctx, error, true);
   const error = reader.error();
   if (error !== undefined) return { kind: "invalid", error, started: startedCard(call.callId, grepVariant(grepArgs), ctx), outcome: failed(error) };
-  const first: ExecStep = { request: { case: "grepArgs", value: grepArgs }, delayMs: 0 };
-  return {
-    kind: "exec",
-    started: startedCard(call.callId, grepVariant(grepArgs), ctx),
-    exec: singleStepExec(first, "grepResult", grepOutcomeParts, {
-      finish: (parts) => toolOutcome(call.callId, grepVariant(grepArgs, parts.result), ctx, parts.content, parts.isError),
-      failed,
-    }),
-  };
+  return singleStepPlan(call.callId, ctx, (result?: tools.GrepResult) => grepVariant(grepArgs, result), { case: "grepArgs", value: grepArgs }, "grepResult", grepOutcomeParts, failed);
 }
 
 function grepVariant(args: tools.GrepArgs, result?: tools.GrepResult): ToolVariant {
@@ -139,15 +131,15 @@ export function planGlob(call: ToolCallInput, args: ToolArgs, ctx: ToolPlanConte
     toolCallId: call.callId,
     ...(targetDirectory === undefined ? {} : { path: targetDirectory }),
   });
-  const first: ExecStep = { request: { case: "grepArgs", value: grepArgs }, delayMs: 0 };
-  return {
-    kind: "exec",
-    started: startedCard(call.callId, globVariant(globArgs), ctx),
-    exec: singleStepExec(first, "grepResult", (reply) => globOutcomeParts(reply, globPattern, targetDirectory ?? ""), {
-      finish: (parts) => toolOutcome(call.callId, globVariant(globArgs, parts.result), ctx, parts.content, parts.isError),
-      failed,
-    }),
-  };
+  return singleStepPlan(
+    call.callId,
+    ctx,
+    (result?: tools.GlobToolResult) => globVariant(globArgs, result),
+    { case: "grepArgs", value: grepArgs },
+    "grepResult",
+    (reply) => globOutcomeParts(reply, globPattern, targetDirectory ?? ""),
+    failed,
+  );
 }
 
 function globVariant(args: tools.GlobToolArgs, result?: tools.GlobToolResult): ToolVariant {

@@ -1,5 +1,6 @@
-/** An exec of exactly one request (Read, Delete, Grep, Glob, MCP, ...). */
-import type { ExecCall, ExecProgress, ExecReply, ExecStep, ToolEffect, ToolOutcome } from "./types.ts";
+/** An exec of exactly one request (Read, Delete, Grep, Glob, MCP, ...), and the plan of a tool that is one. */
+import { startedCard, toolOutcome } from "./cards.ts";
+import type { ExecCall, ExecProgress, ExecReply, ExecStep, ToolEffect, ToolOutcome, ToolPlan, ToolPlanContext, ToolVariant } from "./types.ts";
 
 /** What a decoded result turns into before the card is assembled. */
 export interface OutcomeParts<R> {
@@ -40,3 +41,28 @@ export function singleStepExec<C extends ReplyCase, R>(
   };
 }
 
+
+/**
+ * The plan of a tool that is one exec: the started card `variant()`, the one
+ * `request`, and its reply decoded into the completed card `variant(result)`
+ * with the model's content and the effects; `failed` when the client throws or
+ * closes the stream without a result.
+ */
+export function singleStepPlan<C extends ReplyCase, R>(
+  callId: string,
+  ctx: ToolPlanContext,
+  variant: (result?: R) => ToolVariant,
+  request: ExecStep["request"],
+  expected: C,
+  decode: (reply: ReplyValue<C>) => OutcomeParts<R>,
+  failed: (message: string) => ToolOutcome,
+): ToolPlan {
+  return {
+    kind: "exec",
+    started: startedCard(callId, variant(), ctx),
+    exec: singleStepExec({ request, delayMs: 0 }, expected, decode, {
+      finish: (parts) => toolOutcome(callId, variant(parts.result), ctx, parts.content, parts.isError, parts.effects),
+      failed,
+    }),
+  };
+}

@@ -18,10 +18,13 @@ import {
   reasoningPart,
   requireRecord,
   requireString,
+  systemOrUserMessage,
   textPart,
   toolCallPart,
   toolDefinition,
+  toolList,
   toolResultMessage,
+  userContentParts,
   userMessage,
   type DecodeContext,
   type MessageInit,
@@ -39,12 +42,9 @@ export function chatRequest(body: Record<string, unknown>, ctx: DecodeContext): 
     const role = message["role"];
     switch (role) {
       case "system":
-      case "developer": {
-        const text = contentText(message["content"], `${p}.content`, ["text"]);
-        if (messages.length === 0) system.push(text);
-        else messages.push(userMessage([textPart(text)]));
+      case "developer":
+        systemOrUserMessage(contentText(message["content"], `${p}.content`, ["text"]), system, messages);
         return;
-      }
       case "user":
         messages.push(userMessage(userContent(message["content"], `${p}.content`)));
         return;
@@ -89,31 +89,25 @@ export function chatRequest(body: Record<string, unknown>, ctx: DecodeContext): 
 }
 
 function userContent(content: unknown, param: string): PartInit[] {
-  if (typeof content === "string") return [textPart(content)];
-  if (!Array.isArray(content)) throw invalid(param, "must be a string or a list of content parts");
-  return content.map((raw, i) => {
-    const part = requireRecord(raw, `${param}.${i}`);
+  return userContentParts(content, param, (part, pp) => {
     switch (part["type"]) {
       case "text":
-        return textPart(requireString(part["text"], `${param}.${i}.text`));
+        return textPart(requireString(part["text"], `${pp}.text`));
       case "image_url": {
         const image = part["image_url"];
-        return imageFromUrl(isRecord(image) ? image["url"] : image, `${param}.${i}.image_url.url`);
+        return imageFromUrl(isRecord(image) ? image["url"] : image, `${pp}.image_url.url`);
       }
       default:
-        throw invalid(`${param}.${i}.type`, `content part type ${JSON.stringify(part["type"])} cannot be translated (text, image_url)`);
+        throw invalid(`${pp}.type`, `content part type ${JSON.stringify(part["type"])} cannot be translated (text, image_url)`);
     }
   });
 }
 
 /** Function tools; other tool types are left out. */
 function chatTools(tools: unknown): ToolInit[] {
-  if (tools === undefined || tools === null) return [];
-  if (!Array.isArray(tools)) throw invalid("tools", "must be a list");
-  return tools.flatMap((raw, i) => {
-    const tool = requireRecord(raw, `tools.${i}`);
-    if (tool["type"] !== "function") return [];
-    const fn = requireRecord(tool["function"], `tools.${i}.function`);
-    return [toolDefinition(fn["name"], fn["description"], fn["parameters"], `tools.${i}.function`)];
+  return toolList(tools, (tool, tp) => {
+    if (tool["type"] !== "function") return undefined;
+    const fn = requireRecord(tool["function"], `${tp}.function`);
+    return toolDefinition(fn["name"], fn["description"], fn["parameters"], `${tp}.function`);
   });
 }

@@ -23,6 +23,7 @@ import {
   textPart,
   toolCallPart,
   toolDefinition,
+  toolList,
   toolResultMessage,
   userMessage,
   type DecodeContext,
@@ -127,11 +128,5 @@ function systemText(system: unknown): string {
 
 /** Custom tools; typed server tools (web_search_*, bash_*, text_editor_*, ...) are left out. */
 function messagesTools(tools: unknown): ToolInit[] {
-  if (tools === undefined || tools === null) return [];
-  if (!Array.isArray(tools)) throw invalid("tools", "must be a list");
-  return tools.flatMap((raw, i) => {
-    const tool = requireRecord(raw, `tools.${i}`);
-    if (tool["type"] !== undefined && tool["type"] !== "custom") return [];
-    return [toolDefinition(tool["name"], tool["description"], tool["input_schema"], `tools.${i}`)];
-  });
+  return toolList(tools, (tool, tp) => (tool["type"] !== undefined && tool["type"] !== "custom" ? undefined : toolDefinition(tool["name"], tool["description"], tool["input_schema"], tp)));
 }

@@ -1,8 +1,9 @@
 /**
  * Building the provider-neutral ModelRequest from a client request of another
  * shape (the three *-request.ts decoders share this): model spec within the
- * route's limits, tool definitions, image parts from base64 / data URLs, tool
- * result text, and 400s that name the offending field.
+ * route's limits, the tools list and tool definitions, user content parts,
+ * leading system messages, image parts from base64 / data URLs, tool result
+ * text, and 400s that name the offending field.
  *
  * What does not translate: sampling parameters (temperature, top_p, stop
  * sequences), tool_choice / parallel_tool_calls, response formats, hosted or
@@ -103,6 +104,32 @@ export function assistantMessage(content: PartInit[]): MessageInit {
 
 export function toolResultMessage(callId: string, toolName: string, content: string, isError: boolean): MessageInit {
   return { body: { case: "toolResult", value: { callId, toolName, content, isError } } };
+}
+
+/**
+ * A system/developer message in the conversation: before any other message
+ * its text joins the system text, after one it becomes a user message in place.
+ */
+export function systemOrUserMessage(text: string, system: string[], messages: MessageInit[]): void {
+  if (messages.length === 0) system.push(text);
+  else messages.push(userMessage([textPart(text)]));
+}
+
+/** User content: a string (one text part) or a list of parts, each decoded by `part` (which refuses what it cannot translate). */
+export function userContentParts(content: unknown, param: string, part: (part: Record<string, unknown>, param: string) => PartInit): PartInit[] {
+  if (typeof content === "string") return [textPart(content)];
+  if (!Array.isArray(content)) throw invalid(param, "must be a string or a list of content parts");
+  return content.map((raw, i) => part(requireRecord(raw, `${param}.${i}`), `${param}.${i}`));
+}
+
+/** The request's `tools` (absent or null: none), each decoded by `definition`; undefined leaves a tool out (a kind another endpoint cannot call). */
+export function toolList(tools: unknown, definition: (tool: Record<string, unknown>, param: string) => ToolInit | undefined): ToolInit[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw invalid("tools", "must be a list");
+  return tools.flatMap((raw, i) => {
+    const tool = definition(requireRecord(raw, `tools.${i}`), `tools.${i}`);
+    return tool === undefined ? [] : [tool];
+  });
 }
 
 export function toolDefinition(name: unknown, description: unknown, parameters: unknown, param: string): ToolInit {

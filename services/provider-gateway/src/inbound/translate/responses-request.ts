@@ -19,10 +19,13 @@ import {
   reasoningPart,
   requireRecord,
   requireString,
+  systemOrUserMessage,
   textPart,
   toolCallPart,
   toolDefinition,
+  toolList,
   toolResultMessage,
+  userContentParts,
   userMessage,
   type DecodeContext,
   type MessageInit,
@@ -63,9 +66,7 @@ export function responsesRequest(body: Record<string, unknown>, ctx: DecodeConte
         }
         turn = undefined;
         if (role === "system" || role === "developer") {
-          const text = contentText(item["content"], `${p}.content`, ["input_text", "text"]);
-          if (messages.length === 0) system.push(text);
-          else messages.push(userMessage([textPart(text)]));
+          systemOrUserMessage(contentText(item["content"], `${p}.content`, ["input_text", "text"]), system, messages);
           return;
         }
         if (role !== "user") throw invalid(`${p}.role`, `role ${JSON.stringify(role)} cannot be translated (user, assistant, system, developer)`);
@@ -109,28 +110,20 @@ export function responsesRequest(body: Record<string, unknown>, ctx: DecodeConte
 }
 
 function userContent(content: unknown, param: string): PartInit[] {
-  if (typeof content === "string") return [textPart(content)];
-  if (!Array.isArray(content)) throw invalid(param, "must be a string or a list of content parts");
-  return content.map((raw, i) => {
-    const part = requireRecord(raw, `${param}.${i}`);
+  return userContentParts(content, param, (part, pp) => {
     switch (part["type"]) {
       case "input_text":
       case "text":
-        return textPart(requireString(part["text"], `${param}.${i}.text`));
+        return textPart(requireString(part["text"], `${pp}.text`));
       case "input_image":
-        return imageFromUrl(part["image_url"], `${param}.${i}.image_url`);
+        return imageFromUrl(part["image_url"], `${pp}.image_url`);
       default:
-        throw invalid(`${param}.${i}.type`, `content part type ${JSON.stringify(part["type"])} cannot be translated (input_text, input_image)`);
+        throw invalid(`${pp}.type`, `content part type ${JSON.stringify(part["type"])} cannot be translated (input_text, input_image)`);
     }
   });
 }
 
 /** Function tools; hosted tools (web_search, file_search, ...) are left out. */
 function responsesTools(tools: unknown): ToolInit[] {
-  if (tools === undefined || tools === null) return [];
-  if (!Array.isArray(tools)) throw invalid("tools", "must be a list");
-  return tools.flatMap((raw, i) => {
-    const tool = requireRecord(raw, `tools.${i}`);
-    return tool["type"] === "function" ? [toolDefinition(tool["name"], tool["description"], tool["parameters"], `tools.${i}`)] : [];
-  });
+  return toolList(tools, (tool, tp) => (tool["type"] === "function" ? toolDefinition(tool["name"], tool["description"], tool["parameters"], tp) : undefined));
 }
