@@ -98,7 +98,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
   let queue;
   let ops: OpsServer | undefined;
   try {
-    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed() });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed(), nats: () => nc });
     queue = await startRunQueue({
       nc,
       js,
