@@ -18,6 +18,7 @@ import { agent } from "@byok/cursor-protocol";
 import { FakeCursorClient, type FakeConversation, type RunResult, type TimelineEntry } from "@byok/test-support/fake-cursor";
 import { HARNESS_MODEL_ID } from "@byok/test-support/gateway-harness";
 import type { MockLlm, StaticMockResponse } from "@byok/test-support/mock-llm";
+import { chatDeltaStream } from "@byok/test-support/provider-streams";
 import type { Deployment } from "./deployment.ts";
 
 export interface UpstreamStream {
@@ -27,17 +28,7 @@ export interface UpstreamStream {
 
 /** A chat-completions stream of `chunkCount` text deltas: in one write, or one every `intervalMs`. */
 export function textStream(chunkCount: number, intervalMs?: number): UpstreamStream {
-  const base = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1_782_955_817, model: "gpt-4o-2024-08-06" };
-  const chunk = (delta: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null });
-  const words = Array.from({ length: chunkCount }, (_, i) => `w${i} `);
-  const chunks = [
-    chunk({ role: "assistant", content: "" }),
-    ...words.map((w) => chunk({ content: w })),
-    chunk({}, "stop"),
-    { ...base, choices: [], usage: { prompt_tokens: 20, completion_tokens: chunkCount, total_tokens: 20 + chunkCount, prompt_tokens_details: { cached_tokens: 0 } } },
-  ];
-  const shape = intervalMs === undefined ? { burst: true } : { eventIntervalMs: intervalMs };
-  return { response: { kind: "chunks", endpoint: "openai-chat", chunks, ...shape }, text: words.join("") };
+  return chatDeltaStream("chatcmpl-bench", chunkCount, intervalMs === undefined ? { burst: true } : { eventIntervalMs: intervalMs });
 }
 
 /** One measured turn, ms from its start. */

@@ -88,6 +88,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     keepaliveMs: config.keepaliveMs,
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
+    deltaCoalesceMs: config.deltaCoalesceMs,
     accounting,
     metrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),

@@ -71,6 +71,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     store: new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs }),
     invoker: busModelInvoker({ nc, names, idleTimeoutMs: config.modelIdleTimeoutMs, log }),
     stateAckTimeoutMs: config.stateAckTimeoutMs,
+    clientDeltaCoalesceMs: config.clientDeltaCoalesceMs,
     workingIntervalMs: config.runWorkingIntervalMs,
     maxDeliver: config.runMaxDeliver,
     probeIntervalMs: config.probeIntervalMs,
