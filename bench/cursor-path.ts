@@ -21,7 +21,7 @@
  * BENCH_ROUNDS, BENCH_GROWTH_TURNS, BENCH_CHECKPOINT_MESSAGES,
  * BENCH_CHECKPOINT_REPEATS, BENCH_OPEN_RUNS (e.g. "16,64,256"),
  * BENCH_PACED_CHUNKS, BENCH_PACED_INTERVAL_MS, BENCH_SETTLE_SECONDS,
- * BENCH_SOAK_SECONDS, BENCH_SOAK_EVERY_SECONDS, BENCH_CHUNKS,
+ * BENCH_SOAK_SECONDS, BENCH_SOAK_IDLE_SECONDS, BENCH_SOAK_EVERY_SECONDS, BENCH_CHUNKS,
  * BENCH_TURN_TIMEOUT_MS, BENCH_LOG_LEVEL (services' LOG_LEVEL, default warn).
  */
 import { performance } from "node:perf_hooks";
@@ -271,7 +271,8 @@ async function soak(ctx: Ctx): Promise<void> {
       turns += 16;
     }
   })();
-  for (let t = settings.soakEverySeconds; t <= 2 * settings.soakSeconds && !ctx.deadline.passed(); t += settings.soakEverySeconds) {
+  const total = settings.soakSeconds + settings.soakIdleSeconds;
+  for (let t = settings.soakEverySeconds; t <= total && !ctx.deadline.passed(); t += settings.soakEverySeconds) {
     await new Promise((r) => setTimeout(r, started + t * 1000 - performance.now()));
     if (loading && t >= settings.soakSeconds) {
       loading = false;
@@ -281,7 +282,7 @@ async function soak(ctx: Ctx): Promise<void> {
   }
   loading = false;
   await load;
-  console.log(`\n## soak: ${settings.soakSeconds} s of 16 turns at once (${turns} turns), then idle; RSS per process`);
+  console.log(`\n## soak: ${settings.soakSeconds} s of 16 turns at once (${turns} turns), then ${settings.soakIdleSeconds} s idle; RSS per process`);
   console.log(rssTable(points));
   console.log(`JetStream consumers after the soak: ${await consumerCount(ctx.gw)}`);
 }

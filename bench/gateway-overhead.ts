@@ -37,6 +37,7 @@ import {
   summarize,
   type MemorySnapshot,
 } from "./support/report.ts";
+import { intSetting } from "./support/env-settings.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const PROMPT = "What's the weather in San Francisco right now?";
@@ -48,14 +49,6 @@ interface Settings {
   readonly rounds: number;
   readonly turnTimeoutMs: number;
   readonly maxSeconds: number;
-}
-
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
-  return value;
 }
 
 function readSettings(env: NodeJS.ProcessEnv): Settings {

@@ -36,7 +36,11 @@ interface TurnCounts {
 async function burstTurn(gw: GatewayHarness): Promise<TurnCounts> {
   const stream = chatDeltaStream("chatcmpl-coalesce", CHUNKS, { burst: true });
   const events: Array<string | undefined> = [];
-  const sub = gw.nc.subscribe(`${gw.bus.prefix}.runs.*.evt`, { callback: (_err, msg) => events.push(fromBinary(ClientEventSchema, msg.data).event.case) });
+  const sub = gw.nc.subscribe(`${gw.bus.prefix}.runs.*.evt`, {
+    callback: (_err, msg) => {
+      events.push(fromBinary(ClientEventSchema, msg.data).event.case);
+    },
+  });
   await gw.nc.flush();
   const before = await publishedBy(gw.ops.providerGateway);
   gw.llm.enqueue(stream.response);

@@ -4,6 +4,7 @@
  * that BENCH_MAX_SECONDS sets (phases stop early past it and say so).
  */
 import { performance } from "node:perf_hooks";
+import { intSetting, listSetting } from "./env-settings.ts";
 
 export interface CursorPathSettings {
   readonly quick: boolean;
@@ -25,28 +26,13 @@ export interface CursorPathSettings {
   readonly pacedIntervalMs: number;
   /** Seconds of idle after the load before the last RSS reading. */
   readonly settleSeconds: number;
-  /** Soak: seconds of load, then as many of idle, RSS printed every soakEverySeconds (0 = no soak). */
+  /** Soak: seconds of load, then soakIdleSeconds of idle, RSS printed every soakEverySeconds (0 = no soak). */
   readonly soakSeconds: number;
+  readonly soakIdleSeconds: number;
   readonly soakEverySeconds: number;
   readonly chunks: number;
   readonly turnTimeoutMs: number;
   readonly maxSeconds: number;
-}
-
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
-function listSetting(env: NodeJS.ProcessEnv, name: string, fallback: readonly number[]): readonly number[] {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const values = raw.split(",").map((v) => Number(v.trim()));
-  if (values.some((v) => !Number.isInteger(v) || v < 1 || v > 5_000)) throw new Error(`${name} must be comma-separated integers in 1..5000, got ${JSON.stringify(raw)}`);
-  return values;
 }
 
 export function readCursorPathSettings(env: NodeJS.ProcessEnv): CursorPathSettings {
@@ -66,6 +52,8 @@ export function readCursorPathSettings(env: NodeJS.ProcessEnv): CursorPathSettin
     pacedIntervalMs: intSetting(env, "BENCH_PACED_INTERVAL_MS", 33, 1, 10_000),
     settleSeconds: intSetting(env, "BENCH_SETTLE_SECONDS", quick ? 5 : 20, 0, 3_600),
     soakSeconds: intSetting(env, "BENCH_SOAK_SECONDS", quick ? 0 : 60, 0, 86_400),
+    // Past the adapter's END_GRACE_MS (60 s), so ended runs are forgotten within the idle phase.
+    soakIdleSeconds: intSetting(env, "BENCH_SOAK_IDLE_SECONDS", 90, 0, 86_400),
     soakEverySeconds: intSetting(env, "BENCH_SOAK_EVERY_SECONDS", 5, 1, 3_600),
     chunks: intSetting(env, "BENCH_CHUNKS", 50, 1, 10_000),
     turnTimeoutMs: intSetting(env, "BENCH_TURN_TIMEOUT_MS", 60_000, 1_000, 600_000),

@@ -73,6 +73,9 @@ export class DirectArm {
 
 export type GatewayRoute = "adapter" | "edge proxy";
 
+/** Enough connections for every run of the widest phase plus their appends (the fake client's default 32 would starve the appends). */
+const MAX_SOCKETS = 4_096;
+
 export class GatewayArm {
   readonly route: GatewayRoute;
   readonly client: FakeCursorClient;
@@ -87,7 +90,7 @@ export class GatewayArm {
   }
 
   static direct(deployment: Deployment, llm: MockLlm, timeoutMs: number): GatewayArm {
-    return new GatewayArm("adapter", new FakeCursorClient({ transport: { baseUrl: deployment.adapterUrl } }), llm, timeoutMs);
+    return new GatewayArm("adapter", new FakeCursorClient({ transport: { baseUrl: deployment.adapterUrl, maxSockets: MAX_SOCKETS } }), llm, timeoutMs);
   }
 
   static async viaProxy(deployment: Deployment, llm: MockLlm, timeoutMs: number): Promise<GatewayArm> {
@@ -97,6 +100,7 @@ export class GatewayArm {
         baseUrl: "https://api2.cursor.sh",
         proxy: { url: deployment.proxyUrl, authorization: `Basic ${Buffer.from(`${member.name}:${member.key}`).toString("base64")}` },
         ca: deployment.caPem,
+        maxSockets: MAX_SOCKETS,
       },
     });
     return new GatewayArm("edge proxy", client, llm, timeoutMs);

@@ -46,7 +46,14 @@ export function rssTable(points: ReadonlyArray<{ label: string; sample: Sample }
   const names = [...(points[0]?.sample.byName.keys() ?? [])];
   return renderTable(
     ["process", ...points.map((p) => p.label)],
-    names.map((name) => [name, ...points.map((p) => formatMb(p.sample.byName.get(name)?.rssBytes ?? Number.NaN))]),
+    names.map((name) => [
+      name,
+      ...points.map((p) => {
+        const entry = p.sample.byName.get(name);
+        // A group with no live process (e.g. the store's pool closed its idle connections): nothing to show.
+        return entry === undefined || entry.cpuByPid.size === 0 ? "-" : formatMb(entry.rssBytes);
+      }),
+    ]),
   );
 }
 

@@ -128,7 +128,7 @@ function anthropicEvents(id: string, answer: StreamAnswer, usage: StreamUsage): 
  * shaped by `shape` (e.g. { burst: true }: all at once; { eventIntervalMs: 33 }: paced);
  * `text` is what a client must see in the end.
  */
-export function chatDeltaStream(id: string, chunkCount: number, shape: StreamShape = {}): { response: StaticMockResponse; text: string } {
+export function chatDeltaStream(id: string, chunkCount: number, shape: StreamShape = {}): { response: Extract<StaticMockResponse, { kind: "chunks" }>; text: string } {
   const base = { id, object: "chat.completion.chunk", created: 1_782_955_817, model: "gpt-4o-2024-08-06" };
   const chunk = (delta: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null });
   const words = Array.from({ length: chunkCount }, (_, i) => `w${i} `);
