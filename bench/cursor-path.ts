@@ -208,38 +208,42 @@ async function checkpoint(ctx: Ctx): Promise<void> {
   console.log(addedTable([cold, warm]));
 }
 
+/** A paced stream is on time when its EndStream comes at most this long after the direct arm's median end at the same level. */
+const ON_TIME_SLACK_MS = 250;
+
 async function openRuns(ctx: Ctx): Promise<void> {
   const { settings, deadline, direct, adapter } = ctx;
   const paced = textStream(settings.pacedChunks, settings.pacedIntervalMs);
   const nominal = (settings.pacedChunks - 1) * settings.pacedIntervalMs;
-  // On time: the stream ends within this of the upstream's own pace.
-  const slack = Math.max(500, nominal * 0.25);
   const rows: string[][] = [];
   for (const level of settings.openRuns) {
     if (deadline.passed()) break;
     const measure = async (one: () => Promise<{ endMs: number; firstTextMs: number }>) => {
       const results = await Promise.allSettled(Array.from({ length: level }, one));
       const ends = results.flatMap((r) => (r.status === "fulfilled" ? [r.value.endMs] : []));
-      return { ends, failed: results.length - ends.length, onTime: ends.filter((e) => e <= nominal + slack).length };
+      return { ends, failed: results.length - ends.length };
     };
+    // The direct arm measures the paced upstream itself at this level (its timers drift under load).
     const d = await measure(() => direct.turn(paced, [], PROMPT));
     const g = await measure(() => adapter.turn(paced, adapter.conversation(), PROMPT));
+    const due = percentile(d.ends, 50) + ON_TIME_SLACK_MS;
+    const onTime = g.ends.filter((e) => e <= due).length;
+    const late = g.ends.map((e) => e - percentile(d.ends, 50));
     rows.push([
       String(level),
-      `${d.onTime}/${level}`,
-      `${g.onTime}/${level}`,
+      `${onTime}/${level}`,
       String(g.failed),
       formatMs(percentile(d.ends, 50)),
       formatMs(percentile(g.ends, 50)),
-      formatMs(percentile(d.ends, 99)),
-      formatMs(percentile(g.ends, 99)),
+      formatMs(percentile(late, 50)),
+      formatMs(percentile(late, 99)),
     ]);
-    if (g.onTime < level / 2) break;
+    if (onTime < level / 2) break;
   }
   console.log(
-    `\n## open runs at once: paced upstream (${settings.pacedChunks} deltas, one per ${settings.pacedIntervalMs} ms = ${nominal} ms), on time = EndStream within ${Math.round(nominal + slack)} ms`,
+    `\n## open runs at once: paced upstream (${settings.pacedChunks} deltas, one per ${settings.pacedIntervalMs} ms = ${nominal} ms nominal); on time = EndStream within ${ON_TIME_SLACK_MS} ms of the direct arm's median end at that level; stops when fewer than half are`,
   );
-  console.log(renderTable(["runs", "direct on time", "gateway on time", "gateway failed", "direct end p50", "gateway end p50", "direct end p99", "gateway end p99"], rows));
+  console.log(renderTable(["runs", "gateway on time", "gateway failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99"], rows));
 }
 
 async function consumerCount(gw: Deployment): Promise<string> {
