@@ -129,7 +129,7 @@ async function concurrency(ctx: Ctx): Promise<void> {
     for (; round < settings.rounds && !deadline.passed(); round++) {
       for (const [into, one] of [
         [d, () => direct.turn(burst, [], PROMPT)],
-        [g, () => adapter.turn(burst, adapter.conversation(), PROMPT)],
+        [g, () => adapter.turn(burst, adapter.pooledConversation(), PROMPT)],
       ] as const) {
         const start = performance.now();
         const turns = await Promise.all(Array.from({ length: level }, one));
@@ -225,7 +225,7 @@ async function openRuns(ctx: Ctx): Promise<void> {
     };
     // The direct arm measures the paced upstream itself at this level (its timers drift under load).
     const d = await measure(() => direct.turn(paced, [], PROMPT));
-    const g = await measure(() => adapter.turn(paced, adapter.conversation(), PROMPT));
+    const g = await measure(() => adapter.turn(paced, adapter.pooledConversation(), PROMPT));
     const due = percentile(d.ends, 50) + ON_TIME_SLACK_MS;
     const onTime = g.ends.filter((e) => e <= due).length;
     const late = g.ends.map((e) => e - percentile(d.ends, 50));
@@ -271,7 +271,7 @@ async function soak(ctx: Ctx): Promise<void> {
   let loading = true;
   const load = (async () => {
     while (loading && !ctx.deadline.passed()) {
-      await Promise.all(Array.from({ length: 16 }, () => ctx.adapter.turn(ctx.burst, ctx.adapter.conversation(), PROMPT)));
+      await Promise.all(Array.from({ length: 16 }, () => ctx.adapter.turn(ctx.burst, ctx.adapter.pooledConversation(), PROMPT)));
       turns += 16;
     }
   })();

@@ -73,41 +73,61 @@ export class DirectArm {
 
 export type GatewayRoute = "adapter" | "edge proxy";
 
-/** Enough connections for every run of the widest phase plus their appends (the fake client's default 32 would starve the appends). */
-const MAX_SOCKETS = 4_096;
+/**
+ * Each RunSSE holds a connection for the whole run and its BidiAppends need
+ * others, so many runs at once need many connections; but one client with
+ * thousands of sockets sends a run's 2,000 KV answers all at once, out of
+ * order past the adapter's early-append bound. So: a pool of clients, each
+ * with a moderate socket limit; wide phases spread conversations over it.
+ */
+const MAX_SOCKETS = 64;
+const POOL_SIZE = 16;
 
 export class GatewayArm {
   readonly route: GatewayRoute;
+  /** The client of the one-at-a-time phases (its connections stay warm). */
   readonly client: FakeCursorClient;
+  readonly #pool: FakeCursorClient[];
+  #next = 0;
   readonly #llm: MockLlm;
   readonly #timeoutMs: number;
 
-  private constructor(route: GatewayRoute, client: FakeCursorClient, llm: MockLlm, timeoutMs: number) {
+  private constructor(route: GatewayRoute, newClient: () => FakeCursorClient, llm: MockLlm, timeoutMs: number) {
     this.route = route;
-    this.client = client;
+    this.#pool = Array.from({ length: POOL_SIZE }, newClient);
+    this.client = this.#pool[0]!;
     this.#llm = llm;
     this.#timeoutMs = timeoutMs;
   }
 
   static direct(deployment: Deployment, llm: MockLlm, timeoutMs: number): GatewayArm {
-    return new GatewayArm("adapter", new FakeCursorClient({ transport: { baseUrl: deployment.adapterUrl, maxSockets: MAX_SOCKETS } }), llm, timeoutMs);
+    return new GatewayArm("adapter", () => new FakeCursorClient({ transport: { baseUrl: deployment.adapterUrl, maxSockets: MAX_SOCKETS } }), llm, timeoutMs);
   }
 
   static async viaProxy(deployment: Deployment, llm: MockLlm, timeoutMs: number): Promise<GatewayArm> {
     const member = await deployment.createMember(`bench-${randomBytes(3).toString("hex")}`);
-    const client = new FakeCursorClient({
-      transport: {
-        baseUrl: "https://api2.cursor.sh",
-        proxy: { url: deployment.proxyUrl, authorization: `Basic ${Buffer.from(`${member.name}:${member.key}`).toString("base64")}` },
-        ca: deployment.caPem,
-        maxSockets: MAX_SOCKETS,
-      },
-    });
-    return new GatewayArm("edge proxy", client, llm, timeoutMs);
+    const newClient = (): FakeCursorClient =>
+      new FakeCursorClient({
+        transport: {
+          baseUrl: "https://api2.cursor.sh",
+          proxy: { url: deployment.proxyUrl, authorization: `Basic ${Buffer.from(`${member.name}:${member.key}`).toString("base64")}` },
+          ca: deployment.caPem,
+          maxSockets: MAX_SOCKETS,
+        },
+      });
+    return new GatewayArm("edge proxy", newClient, llm, timeoutMs);
   }
 
+  /** A new conversation on the main client (one-at-a-time phases). */
   conversation(): FakeConversation {
     return this.client.conversation();
+  }
+
+  /** A new conversation on the next client of the pool (phases with many runs at once). */
+  pooledConversation(): FakeConversation {
+    const client = this.#pool[this.#next % this.#pool.length]!;
+    this.#next += 1;
+    return client.conversation();
   }
 
   async turn(stream: UpstreamStream, chat: FakeConversation, prompt: string): Promise<TurnTiming> {
@@ -138,8 +158,8 @@ export class GatewayArm {
     return { firstTextMs: firstText!.at - start, endMs: end!.at - start };
   }
 
-  close(): Promise<void> {
-    return this.client.close();
+  async close(): Promise<void> {
+    await Promise.all(this.#pool.map((c) => c.close()));
   }
 }
 
@@ -167,6 +187,7 @@ export function longConversation(arm: GatewayArm, messageCount: number): { chat:
     roots.push(arm.client.blobs.put(new TextEncoder().encode(JSON.stringify(root))));
   }
   const chat = arm.conversation();
+  if (chat.client !== arm.client) throw new Error("the long conversation must live on the client that holds its blobs");
   chat.state = create(agent.ConversationStateStructureSchema, { rootPromptMessagesJson: roots });
   return { chat, history };
 }
