@@ -42,18 +42,27 @@ export function cpuTable(perTurn: ReadonlyMap<string, number>, idlePerSecond: Re
   return renderTable(["process", "cpu ms / turn", "idle cpu ms / s"], rows);
 }
 
+function rssOf(sample: Sample, name: string): string {
+  const entry = sample.byName.get(name);
+  // A group with no live process (e.g. the store's pool closed its idle connections): nothing to show.
+  return entry === undefined || entry.cpuByPid.size === 0 ? "-" : formatMb(entry.rssBytes);
+}
+
+/** One row per process, one column per point. */
 export function rssTable(points: ReadonlyArray<{ label: string; sample: Sample }>): string {
   const names = [...(points[0]?.sample.byName.keys() ?? [])];
   return renderTable(
     ["process", ...points.map((p) => p.label)],
-    names.map((name) => [
-      name,
-      ...points.map((p) => {
-        const entry = p.sample.byName.get(name);
-        // A group with no live process (e.g. the store's pool closed its idle connections): nothing to show.
-        return entry === undefined || entry.cpuByPid.size === 0 ? "-" : formatMb(entry.rssBytes);
-      }),
-    ]),
+    names.map((name) => [name, ...points.map((p) => rssOf(p.sample, name))]),
+  );
+}
+
+/** One row per point in time, one column per process (the soak: many points). */
+export function rssOverTimeTable(points: ReadonlyArray<{ label: string; sample: Sample }>): string {
+  const names = [...(points[0]?.sample.byName.keys() ?? [])];
+  return renderTable(
+    ["time", ...names],
+    points.map((p) => [p.label, ...names.map((name) => rssOf(p.sample, name))]),
   );
 }
 
