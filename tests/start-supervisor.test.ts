@@ -15,7 +15,8 @@ import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { BusError, busRequest, connectNats, silentLogger } from "@byok/platform";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { FakeCursorClient } from "@byok/test-support/fake-cursor";
-import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { npmStartEnv } from "@byok/test-support/start-env";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { providerFixture } from "@byok/test-support/fixtures";
@@ -44,26 +45,8 @@ describe("npm start", () => {
   const supervisors: Supervisor[] = [];
 
   /** The environment of a gateway on the test's database, bus prefix and data directory. */
-  const gatewayEnv = (overrides: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-    ...process.env,
-    DATABASE_URL: db.url,
-    NATS_URL: bus.natsUrl,
-    BUS_PREFIX: bus.prefix,
-    GATEWAY_CONFIG: configPath,
-    DATA_DIR: join(dir, "data"),
-    [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
-    PORT: "0",
-    ACP_PORT: "0",
-    PROXY_HOST: "127.0.0.1",
-    PROXY_PORT: "0",
-    INBOUND_PORT: "0",
-    ADMIN_PORT: "0",
-    UPSTREAM_ORIGIN: "http://127.0.0.1:9",
-    LOG_FORMAT: "json",
-    LOG_LEVEL: "info",
-    METRICS_PORT_BASE: "0",
-    ...overrides,
-  });
+  const gatewayEnv = (overrides: Record<string, string> = {}): NodeJS.ProcessEnv =>
+    npmStartEnv({ databaseUrl: db.url, natsUrl: bus.natsUrl, busPrefix: bus.prefix, configPath, dataDir: join(dir, "data") }, overrides);
   const start = (...args: Parameters<typeof startSupervisor>): Supervisor => {
     const s = startSupervisor(...args);
     supervisors.push(s);

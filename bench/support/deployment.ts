@@ -20,7 +20,8 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { busRequest, connectNats, silentLogger, type NatsConnection } from "@byok/platform";
-import { HARNESS_MOCK_KEY_ENV, writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { npmStartEnv } from "@byok/test-support/start-env";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import type { MockLlm } from "@byok/test-support/mock-llm";
 
@@ -89,27 +90,10 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
   const dataDir = join(dir, "data");
   const configPath = await writeHarnessGatewayConfig(dir, llm);
   const metricsBase = await freeMetricsBase();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: db.url,
-    NATS_URL: bus.natsUrl,
-    BUS_PREFIX: bus.prefix,
-    GATEWAY_CONFIG: configPath,
-    DATA_DIR: dataDir,
-    [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
-    PORT: "0",
-    ACP_PORT: "0",
-    PROXY_HOST: "127.0.0.1",
-    PROXY_PORT: "0",
-    INBOUND_PORT: "0",
-    ADMIN_PORT: "0",
-    // Nothing may reach the real Cursor: pass-through traffic goes to a closed local port.
-    UPSTREAM_ORIGIN: "http://127.0.0.1:9",
-    LOG_FORMAT: "json",
-    LOG_LEVEL: options.logLevel ?? "warn",
-    METRICS_PORT_BASE: String(metricsBase),
-    ...options.env,
-  };
+  const env = npmStartEnv(
+    { databaseUrl: db.url, natsUrl: bus.natsUrl, busPrefix: bus.prefix, configPath, dataDir },
+    { LOG_LEVEL: options.logLevel ?? "warn", METRICS_PORT_BASE: String(metricsBase), ...options.env },
+  );
   const lines: string[] = [];
   const keep = (line: string): void => {
     lines.push(line);
