@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import net from "node:net";
 import { createInterface } from "node:readline";
-import { HARNESS_MOCK_KEY_ENV } from "@byok/test-support/gateway-harness";
+import { npmStartEnv } from "@byok/test-support/start-env";
 import { waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 
 export const ROOT = new URL("../", import.meta.url).pathname;
@@ -40,26 +40,8 @@ export interface SupervisorPlace {
  * mock LLM's key, JSON logs at info; `overrides` last.
  */
 export function supervisorEnv(place: SupervisorPlace, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    DATABASE_URL: place.db.url,
-    NATS_URL: place.bus.natsUrl,
-    BUS_PREFIX: place.bus.prefix,
-    GATEWAY_CONFIG: place.configPath,
-    DATA_DIR: join(place.dir, "data"),
-    [HARNESS_MOCK_KEY_ENV]: "mock-llm-key-not-a-secret",
-    PORT: "0",
-    ACP_PORT: "0",
-    PROXY_HOST: "127.0.0.1",
-    PROXY_PORT: "0",
-    INBOUND_PORT: "0",
-    ADMIN_PORT: "0",
-    UPSTREAM_ORIGIN: "http://127.0.0.1:9",
-    LOG_FORMAT: "json",
-    LOG_LEVEL: "info",
-    METRICS_PORT_BASE: "0",
-    ...overrides,
-  };
+  const { db, bus, configPath, dir } = place;
+  return npmStartEnv({ databaseUrl: db.url, natsUrl: bus.natsUrl, busPrefix: bus.prefix, configPath, dataDir: join(dir, "data") }, overrides);
 }
 
 /** Starts the supervisor; `npm` runs `npm start` with the npm that runs this test (or the one on PATH). */

@@ -12,13 +12,30 @@
  * are ordered consumers, which the client re-creates after a node is lost.
  * (A cluster whose servers do not advertise their client URLs looks like one
  * server here: set JETSTREAM_REPLICAS=3 there.)
+ *
+ * Limits: what JetStream keeps for runs is bounded in age and size. A
+ * PreparedRun no worker took within an hour is dropped (its client gave up
+ * long before), and a full run queue (RUNS_MAX_BYTES) refuses new runs
+ * (discard new: the adapter reports the publish failure) instead of dropping
+ * queued ones. Commands are kept an hour (a run that takes longer re-reads
+ * from what is left: applying them is idempotent and the committed ones are in
+ * the store); past RUN_COMMANDS_MAX_BYTES the oldest go first.
  */
-import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from "@nats-io/jetstream";
+import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@byok/contracts";
 
 const HOUR_NS = 3_600_000_000_000;
 const TWO_MINUTES_NS = 120_000_000_000;
+const MIB = 1024 * 1024;
+/**
+ * Bytes of queued PreparedRuns (each ~15 KB: some 4,000 waiting runs). The
+ * server reserves a stream's max_bytes from its storage at creation, so these
+ * stay modest (several deployments or test prefixes share one server).
+ */
+export const RUNS_MAX_BYTES = 64 * MIB;
+/** Bytes of run commands (tool results included). */
+export const RUN_COMMANDS_MAX_BYTES = 256 * MIB;
 
 export interface RunStreamOptions {
   /** Configured replicas (JETSTREAM_REPLICAS); undefined = decided from the cluster. */
@@ -37,6 +54,9 @@ export function runStreamConfigs(names: BusNames, replicas = 1): Array<Partial<S
       subjects: [names.runStart],
       retention: RetentionPolicy.Workqueue,
       storage: StorageType.File,
+      max_age: HOUR_NS,
+      max_bytes: RUNS_MAX_BYTES,
+      discard: DiscardPolicy.New,
       duplicate_window: TWO_MINUTES_NS,
       num_replicas: replicas,
     },
@@ -46,6 +66,8 @@ export function runStreamConfigs(names: BusNames, replicas = 1): Array<Partial<S
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
       max_age: HOUR_NS,
+      max_bytes: RUN_COMMANDS_MAX_BYTES,
+      discard: DiscardPolicy.Old,
       duplicate_window: TWO_MINUTES_NS,
       num_replicas: replicas,
     },

@@ -125,7 +125,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
   const port = await listen(server, config.port, config.host);
   let ops: OpsServer;
   try {
-    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => nc === undefined || !nc.isClosed() });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => nc === undefined || !nc.isClosed(), nats: () => nc });
   } catch (err) {
     server.close();
     interceptor.close();

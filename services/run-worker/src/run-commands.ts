@@ -12,12 +12,17 @@
  * library stops watching heartbeats then): the new ordered consumer starts
  * after the last command read and is placed on a live node.
  *
+ * The consumer lives as long as the feed: close() deletes it (without making
+ * the run's end wait for the answer), a replaced one is deleted when it is
+ * replaced, and one left behind by a worker that died is removed by the server
+ * after INACTIVE_THRESHOLD_MS without a pull. Ended runs leave no consumer.
+ *
  * Cancel and ClientClosed are reported at once through `onStop`; tool results
  * queue up in arrival order for the engine. Runtime events are not applied yet
  * (no commit cause tells the client about them): they are logged and skipped.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from "@nats-io/jetstream";
+import { DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
 import { onReconnect, type Logger } from "@byok/platform";
@@ -45,6 +50,8 @@ export interface RunCommandFeedOptions {
 
 /** How long one pull waits; the server sends heartbeats every half of it, so a lost consumer shows after about this long. */
 const PULL_EXPIRES_MS = 10_000;
+/** A consumer nobody pulls from for this long (its worker died) is removed by the server. */
+const INACTIVE_THRESHOLD_MS = 60_000;
 
 export async function openRunCommandFeed(options: RunCommandFeedOptions): Promise<RunCommandFeed> {
   const { nc, js, names, runId, log } = options;
@@ -75,12 +82,19 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
     }
   };
 
+  let consumer: Consumer | undefined;
+  /** Best effort: a consumer that cannot be deleted now (its node is gone) times out on the server. */
+  const remove = (old: Consumer | undefined): void => {
+    void old?.delete().catch((err: unknown) => log.debug({ err }, "could not delete the run's command consumer; the server removes it when inactive"));
+  };
   const open = async (): Promise<ConsumerMessages> => {
-    const consumer = await js.consumers.get(names.commandsStream, {
+    const created = await js.consumers.get(names.commandsStream, {
       filter_subjects: names.runCommands(runId),
+      inactive_threshold: INACTIVE_THRESHOLD_MS,
       ...(lastSeq === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastSeq + 1 }),
     });
-    return consumer.consume({ expires: PULL_EXPIRES_MS });
+    consumer = created;
+    return created.consume({ expires: PULL_EXPIRES_MS });
   };
 
   let messages = await open();
@@ -118,6 +132,8 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
         dispatch(command);
       }
       if (closed || !replace) return;
+      remove(consumer);
+      consumer = undefined;
       for (;;) {
         try {
           messages = await open();
@@ -140,6 +156,8 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
         closed = true;
         await messages.close();
         await reading;
+        remove(consumer);
+        consumer = undefined;
       })();
       return closing;
     },

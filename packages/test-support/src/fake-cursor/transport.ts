@@ -25,6 +25,11 @@ export interface TransportOptions {
   proxy?: ProxyOptions;
   /** Extra trusted CA certificate(s) (PEM) for TLS origins, e.g. the team CA. */
   ca?: string | Buffer | Array<string | Buffer>;
+  /**
+   * Connections open at once (default 32). Each RunSSE holds one for the whole run and its
+   * BidiAppends (KV ACKs, tool results) need others: clients with many runs at once raise it.
+   */
+  maxSockets?: number;
 }
 
 export class ProxyConnectError extends Error {
@@ -62,8 +67,8 @@ class TunnelAgent extends https.Agent {
   private readonly secure: boolean;
   private readonly trustedCa: TransportOptions["ca"];
 
-  constructor(proxy: ProxyOptions, secure: boolean, ca: TransportOptions["ca"]) {
-    super({ keepAlive: true, maxSockets: 32 });
+  constructor(proxy: ProxyOptions, secure: boolean, ca: TransportOptions["ca"], maxSockets: number) {
+    super({ keepAlive: true, maxSockets });
     this.proxy = proxy;
     this.secure = secure;
     this.trustedCa = ca;
@@ -111,9 +116,10 @@ export class HttpTransport {
     this.baseUrl = new URL(options.baseUrl);
     this.secure = this.baseUrl.protocol === "https:";
     this.ca = options.ca;
-    if (options.proxy !== undefined) this.agent = new TunnelAgent(options.proxy, this.secure, options.ca);
-    else if (this.secure) this.agent = new https.Agent({ keepAlive: true, maxSockets: 32, ...(options.ca === undefined ? {} : { ca: options.ca }) });
-    else this.agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+    const maxSockets = options.maxSockets ?? 32;
+    if (options.proxy !== undefined) this.agent = new TunnelAgent(options.proxy, this.secure, options.ca, maxSockets);
+    else if (this.secure) this.agent = new https.Agent({ keepAlive: true, maxSockets, ...(options.ca === undefined ? {} : { ca: options.ca }) });
+    else this.agent = new http.Agent({ keepAlive: true, maxSockets });
   }
 
   private request(
