@@ -59,6 +59,8 @@ export interface BegunRun {
   readonly supersededRunId: string;
   /** A repeated start (once client ids all taken): the run that took them, "imported" for client history; "" otherwise. */
   readonly duplicateOfRunId: string;
+  /** Asked with `withHistory` and the run is running: its head's history and its open tool round (undefined = none). */
+  readonly next: { readonly history: RevisionHistory; readonly openRound: ToolRoundRecord | undefined } | undefined;
 }
 
 /** tool_round.create's result: the round (the stored one when `existing`). */
@@ -176,10 +178,25 @@ export class StoreClient {
 
   // ---- Runs ----
 
-  /** run.begin (idempotent by run id): the run takes ownership of its conversation. */
+  /**
+   * run.begin (idempotent by run id): the run takes ownership of its conversation.
+   * With `withHistory`, the same reply carries what the run reads next (BegunRun.next).
+   */
   async beginRun(request: StoreRequest<"beginRun">): Promise<BegunRun> {
     const response = await this.call("beginRun", request);
-    return { run: required(response.run, "run.begin", "run"), supersededRunId: response.supersededRunId, duplicateOfRunId: response.duplicateOfRunId };
+    const history = response.history;
+    return {
+      run: required(response.run, "run.begin", "run"),
+      supersededRunId: response.supersededRunId,
+      duplicateOfRunId: response.duplicateOfRunId,
+      next:
+        history === undefined
+          ? undefined
+          : {
+              history: { messages: history.messages, messageIds: history.messageIds, compaction: history.compaction, anchor: history.anchor },
+              openRound: response.openRound,
+            },
+    };
   }
 
   /** run.append: appends to the run's head; the new revision id. */

@@ -25,7 +25,7 @@ import {
   type Usage,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
-import { StoreFailure, type StoreClient } from "@byok/store-client";
+import { StoreFailure, type BegunRun, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
 import type { CompactionConfig } from "./compaction.ts";
 import type { TokenCounters } from "./token-count.ts";
@@ -181,8 +181,9 @@ export class RunActor {
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
     let record: RunRecord;
+    let next: BegunRun["next"];
     try {
-      record = await this.#begin(runId, prepared);
+      ({ run: record, next } = await this.#begin(runId, prepared));
     } catch (err) {
       if (!(err instanceof StoreFailure)) throw err;
       if (err.kind === "unavailable" && !lastDelivery) {
@@ -246,6 +247,7 @@ export class RunActor {
       runId,
       prepared,
       record,
+      next,
     );
     let outcome: RunOutcome;
     try {
@@ -267,7 +269,8 @@ export class RunActor {
     return this.#finish(outcome, engine.turnUsage, client, runId, finalDelivery);
   }
 
-  async #begin(runId: RunId, prepared: PreparedRun): Promise<RunRecord> {
+  /** run.begin, answered with the head's history and open tool round (no further store round trip before the model call). */
+  async #begin(runId: RunId, prepared: PreparedRun): Promise<BegunRun> {
     const action = prepared.action;
     const begun = await this.#deps.store.beginRun({
       runId,
@@ -279,10 +282,11 @@ export class RunActor {
       parentRunId: prepared.parentRunId,
       parentToolCallId: prepared.parentToolCallId,
       modelId: prepared.model?.modelId ?? "",
+      withHistory: true,
     });
     if (begun.supersededRunId !== "") this.#cancelSuperseded(begun.supersededRunId, runId);
     if (begun.duplicateOfRunId !== "") this.#log.info({ duplicate_of_run_id: begun.duplicateOfRunId }, "the start was applied before; the run completed without doing anything");
-    return begun.run;
+    return begun;
   }
 
   /** The store already marked the old run cancelled; tell its owner to stop now. */

@@ -35,6 +35,40 @@ describe("runs", () => {
       expect(conversation).toMatchObject({ activeRunId: "r1", headRevisionId: begun.run!.startRevisionId });
     });
 
+    it("with_history answers with the head's history in the same reply (none for a completed repeat start)", async () => {
+      const base = await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: [userText("earlier")] });
+      const begun = await store.call("beginRun", {
+        runId: "r1",
+        conversationId: "c1",
+        memberId: "m1",
+        baseRevisionId: base.revisionId,
+        initialMessages: [userText("question", "u1")],
+        onceClientIds: ["u1"],
+        withHistory: true,
+      });
+      expect(begun.error).toBeUndefined();
+      expect(describeMessages(begun.history!.messages)).toEqual(["user:earlier", "user:question"]);
+      const separate = await store.call("getRevisionMessages", { revisionId: begun.run!.headRevisionId });
+      expect(begun.history!.messageIds).toEqual(separate.messageIds);
+      expect(begun.history!.revisionChain).toEqual(separate.revisionChain);
+      expect(begun.openRound).toBeUndefined();
+      await store.call("finishRun", { runId: "r1", status: RunStatus.COMPLETED });
+
+      const empty = await store.call("beginRun", { runId: "r2", conversationId: "c2", memberId: "m1", withHistory: true });
+      expect(empty.history).toMatchObject({ messages: [], messageIds: [] });
+      const repeated = await store.call("beginRun", {
+        runId: "r3",
+        conversationId: "c1",
+        memberId: "m1",
+        baseRevisionId: begun.run!.headRevisionId,
+        initialMessages: [userText("question", "u1")],
+        onceClientIds: ["u1"],
+        withHistory: true,
+      });
+      expect(repeated.run!.status).toBe(RunStatus.COMPLETED);
+      expect(repeated.history).toBeUndefined();
+    });
+
     it("is idempotent by run id: a redelivered begin counts but appends nothing", async () => {
       const request = { runId: "r1", conversationId: "c1", memberId: "m1", initialMessages: [userText("question")] };
       const first = await store.call("beginRun", request);

@@ -148,6 +148,15 @@ export declare type BeginRunRequest = Message<"byok.v1.BeginRunRequest"> & {
    * @generated from field: repeated string once_client_ids = 9;
    */
   onceClientIds: string[];
+
+  /**
+   * Also answer with what the run worker reads next (history of the run's head
+   * and its open tool round), so the model request needs no further store
+   * round trip. Read after the begin commits, from immutable revisions.
+   *
+   * @generated from field: bool with_history = 10;
+   */
+  withHistory: boolean;
 };
 
 /**
@@ -273,6 +282,19 @@ export declare type BeginRunResponse = Message<"byok.v1.BeginRunResponse"> & {
    * @generated from field: string duplicate_of_run_id = 3;
    */
   duplicateOfRunId: string;
+
+  /**
+   * with_history and the run is running: the history of run.head_revision_id
+   * (as revision.messages answers it) and the run's open tool round, if any.
+   *
+   * @generated from field: byok.v1.GetRevisionMessagesResponse history = 4;
+   */
+  history?: GetRevisionMessagesResponse | undefined;
+
+  /**
+   * @generated from field: byok.v1.ToolRoundRecord open_round = 5;
+   */
+  openRound?: ToolRoundRecord | undefined;
 };
 
 /**
