@@ -120,6 +120,9 @@ export interface CacheUsageFilter extends UsageFilter {
   readonly conversationLimit: number;
 }
 
+/** Bytes of blob data per blob.put_many request: well under NATS's default 1 MiB payload limit. */
+const PUT_BLOBS_BATCH_BYTES = 512 * 1024;
+
 type WithError = { readonly error?: StoreError | undefined };
 
 export class StoreClient {
@@ -265,6 +268,30 @@ export class StoreClient {
    */
   async putBlob(data: Uint8Array, conversationId = ""): Promise<Uint8Array> {
     return (await this.call("putBlob", { data, conversationId })).id;
+  }
+
+  /**
+   * blob.put_many: stores several blobs of one conversation, in as few
+   * requests as fit the bus's message size (PUT_BLOBS_BATCH_BYTES each; a
+   * larger blob goes alone).
+   */
+  async putBlobs(data: readonly Uint8Array[], conversationId = ""): Promise<void> {
+    let batch: Uint8Array[] = [];
+    let bytes = 0;
+    const sends: Array<Promise<unknown>> = [];
+    const flush = (): void => {
+      if (batch.length === 0) return;
+      sends.push(this.call("putBlobs", { data: batch, conversationId }));
+      batch = [];
+      bytes = 0;
+    };
+    for (const blob of data) {
+      if (bytes + blob.length > PUT_BLOBS_BATCH_BYTES) flush();
+      batch.push(blob);
+      bytes += blob.length;
+    }
+    flush();
+    await Promise.all(sends);
   }
 
   /** blob.get: the blobs the store has, keyed by the lower-case hex of their id; missing ids are absent. */

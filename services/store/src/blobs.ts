@@ -32,6 +32,20 @@ export async function putBlob(pool: pg.Pool, data: Uint8Array, expectedId: Uint8
   return ok(id);
 }
 
+/** putBlob for several blobs of one conversation, in one statement; their ids in order. */
+export async function putBlobs(pool: pg.Pool, data: readonly Uint8Array[], conversationId = ""): Promise<Outcome<Buffer[]>> {
+  const ids = data.map(blobId);
+  if (ids.length === 0) return ok([]);
+  await preparedQuery(
+    pool,
+    `WITH input AS (SELECT * FROM unnest($1::bytea[], $2::bytea[]) AS t(id, bytes)),
+          stored AS (INSERT INTO blobs (id, bytes) SELECT DISTINCT ON (id) id, bytes FROM input ON CONFLICT (id) DO NOTHING)
+     INSERT INTO blob_refs (conversation_id, blob_id) SELECT DISTINCT $3::text, id FROM input WHERE $3 <> '' ON CONFLICT DO NOTHING`,
+    [ids, data.map((d) => Buffer.from(d.buffer, d.byteOffset, d.byteLength)), conversationId],
+  );
+  return ok(ids);
+}
+
 /** The blobs that exist among `ids` (in request order); a stored blob whose bytes no longer hash to its id is an error. */
 export async function getBlobs(pool: pg.Pool, ids: readonly Uint8Array[]): Promise<Outcome<StoredBlob[]>> {
   const malformed = ids.find((id) => id.length !== 32);

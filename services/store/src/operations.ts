@@ -8,7 +8,7 @@
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type pg from "pg";
 import type { BeginRunResponseSchema, GetRevisionMessagesResponseSchema, StoreOperations } from "@byok/contracts";
-import { getBlobs, putBlob } from "./blobs.ts";
+import { getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { cacheUsage } from "./cache-usage.ts";
 import { compactHistory } from "./compaction.ts";
 import { newestAnchorOf } from "./context-anchors.ts";
@@ -130,6 +130,8 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       ),
 
     putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId, req.conversationId), (id) => ({ id })),
+
+    putBlobs: async (req) => map(await putBlobs(pool, req.data, req.conversationId), (ids) => ({ ids })),
 
     getBlobs: async (req) => map(await getBlobs(pool, req.ids), (blobs) => ({ blobs: blobs.map((b) => ({ id: b.id, data: b.data })) })),
 

@@ -821,6 +821,51 @@ export declare type PutBlobResponse = Message<"byok.v1.PutBlobResponse"> & {
 export declare const PutBlobResponseSchema: GenMessage<PutBlobResponse>;
 
 /**
+ * blob.put_many: several blob.puts of one conversation in one request (the
+ * ids in request order). Each blob's id is SHA-256 of its bytes.
+ *
+ * @generated from message byok.v1.PutBlobsRequest
+ */
+export declare type PutBlobsRequest = Message<"byok.v1.PutBlobsRequest"> & {
+  /**
+   * @generated from field: repeated bytes data = 1;
+   */
+  data: Uint8Array[];
+
+  /**
+   * @generated from field: string conversation_id = 2;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message byok.v1.PutBlobsRequest.
+ * Use `create(PutBlobsRequestSchema)` to create a new message.
+ */
+export declare const PutBlobsRequestSchema: GenMessage<PutBlobsRequest>;
+
+/**
+ * @generated from message byok.v1.PutBlobsResponse
+ */
+export declare type PutBlobsResponse = Message<"byok.v1.PutBlobsResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: repeated bytes ids = 1;
+   */
+  ids: Uint8Array[];
+};
+
+/**
+ * Describes the message byok.v1.PutBlobsResponse.
+ * Use `create(PutBlobsResponseSchema)` to create a new message.
+ */
+export declare const PutBlobsResponseSchema: GenMessage<PutBlobsResponse>;
+
+/**
  * @generated from message byok.v1.GetBlobsRequest
  */
 export declare type GetBlobsRequest = Message<"byok.v1.GetBlobsRequest"> & {
