@@ -156,8 +156,16 @@ export class StoreClient {
 
   // ---- Conversation history ----
 
-  /** history.import: the client's history becomes a revision of the conversation; its id ("" for no messages). */
-  async importHistory(request: { conversationId: ConversationId; memberId: MemberId; messages: NonNullable<StoreRequest<"importHistory">["messages"]> }): Promise<string> {
+  /**
+   * history.import: the client's history becomes a revision of the conversation; its id ("" for no messages).
+   * With `baseRevisionId`, `messages` continue that revision (only what is new is sent).
+   */
+  async importHistory(request: {
+    conversationId: ConversationId;
+    memberId: MemberId;
+    messages: NonNullable<StoreRequest<"importHistory">["messages"]>;
+    baseRevisionId?: string;
+  }): Promise<string> {
     return (await this.call("importHistory", request)).revisionId;
   }
 

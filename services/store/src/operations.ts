@@ -44,7 +44,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
     ...createControlHandlers(pool, now),
     ...createAuditHandlers(pool, retention ?? { runNow: () => purgeExpiredContent(pool, now()) }),
     importHistory: async (req) =>
-      map(await importHistory(pool, { conversationId: req.conversationId, memberId: req.memberId, messages: req.messages }), (v) => ({
+      map(await importHistory(pool, { conversationId: req.conversationId, memberId: req.memberId, messages: req.messages, baseRevisionId: req.baseRevisionId }), (v) => ({
         revisionId: v.revisionId,
       })),
 

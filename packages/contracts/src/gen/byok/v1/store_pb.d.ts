@@ -58,6 +58,15 @@ export declare type ImportHistoryRequest = Message<"byok.v1.ImportHistoryRequest
    * @generated from field: repeated byok.v1.Message messages = 3;
    */
   messages: Message$1[];
+
+  /**
+   * Optional: `messages` continue this revision of the conversation (its
+   * history is not sent again); "" = `messages` is the whole history.
+   * Unknown or of another conversation: NOT_FOUND.
+   *
+   * @generated from field: string base_revision_id = 4;
+   */
+  baseRevisionId: string;
 };
 
 /**
@@ -76,7 +85,7 @@ export declare type ImportHistoryResponse = Message<"byok.v1.ImportHistoryRespon
   error?: StoreError | undefined;
 
   /**
-   * "" when `messages` was empty.
+   * "" when `messages` was empty (base_revision_id when only that was given).
    *
    * @generated from field: string revision_id = 1;
    */
