@@ -166,6 +166,7 @@ class CursorRunSession implements RunSession {
       web: this.#services.web,
       prompts: this.#services.prompts,
       store: this.#services.store,
+      history: this.#services.history,
       blobSources: {
         conversationId: runRequest.conversationId ?? "",
         prefetched: prefetchedBlobs(runRequest.preFetchedBlobs, this.#log),
