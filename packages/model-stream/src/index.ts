@@ -1,8 +1,10 @@
 /**
  * @byok/model-stream: the rules of a model call's ModelEvent stream (one
  * table and its checker) and the assembly of an accepted stream into the
- * assistant message the contract defines. Shared by the provider gateway
- * (which writes streams) and the run worker (which reads them); pure, no I/O.
+ * assistant message the contract defines, and the coalescing of deltas that
+ * arrive together (its timer comes from the caller). Shared by the provider
+ * gateway (which writes streams) and the run worker (which reads them and
+ * forwards them to the client); no I/O.
  */
 export {
   BLOCK_RULES,
@@ -21,3 +23,4 @@ export {
   type StreamVerdict,
 } from "./stream-rules.ts";
 export { ModelStreamAssembly, type AssembledAssistant, type AssembledBlock, type ReplayInit } from "./stream-assembly.ts";
+export { blockDeltaRule, DeltaCoalescer, type BlockDeltaLike, type CoalescerTimers, type CoalescingRule } from "./delta-coalescer.ts";

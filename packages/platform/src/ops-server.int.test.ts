@@ -4,6 +4,8 @@
  * else; no listener at all when METRICS_PORT is unset.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { connect } from "@nats-io/transport-node";
+import { NATS_URL } from "@byok/test-support/infra";
 import { silentLogger } from "./logger.ts";
 import { Counter, createMetricsRegistry } from "./metrics.ts";
 import { startOpsServer, type OpsServer } from "./ops-server.ts";
@@ -39,6 +41,24 @@ describe("startOpsServer", () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(503);
     expect((await fetch(`${server.url}/`)).status).toBe(404);
     expect((await fetch(`${server.url}/metrics`, { method: "POST" })).status).toBe(405);
+  });
+
+  it("serves the NATS connection's message and byte counts", async () => {
+    const config = { host: "127.0.0.1", port: 0 };
+    const nc = await connect({ servers: NATS_URL });
+    try {
+      server = await startOpsServer({ config, registry: createMetricsRegistry("run-worker", config), log: silentLogger(), nats: () => nc });
+      const scrape = async () => parseMetricsText(await (await fetch(`${server!.url}/metrics`)).text());
+      const before = (await scrape()).value("byok_nats_client_messages_total", { direction: "out", service: "run-worker" }) ?? Number.NaN;
+      for (let i = 0; i < 3; i++) nc.publish(`ops-test.${i}`, "abcd");
+      await nc.flush();
+      const after = await scrape();
+      expect(after.value("byok_nats_client_messages_total", { direction: "out", service: "run-worker" })).toBe(before + 3);
+      expect(after.value("byok_nats_client_bytes_total", { direction: "out", service: "run-worker" })).toBeGreaterThanOrEqual(12);
+      expect(after.family("byok_nats_client_messages_total")?.type).toBe("counter");
+    } finally {
+      await nc.close();
+    }
   });
 
   it("starts nothing when METRICS_PORT is unset", async () => {

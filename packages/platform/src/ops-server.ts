@@ -8,7 +8,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
-import type { Registry } from "prom-client";
+import { Counter, type Registry } from "prom-client";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { MetricsConfig } from "./metrics.ts";
 
 export interface OpsServerOptions {
@@ -17,6 +18,8 @@ export interface OpsServerOptions {
   readonly log: Logger;
   /** false: /healthz answers 503 (default: always healthy while the process serves). */
   readonly healthy?: () => boolean;
+  /** The service's NATS connection (undefined while it has none): its message and byte counts are served as metrics. */
+  readonly nats?: () => NatsConnection | undefined;
 }
 
 export interface OpsServer {
@@ -31,6 +34,7 @@ const OFF: OpsServer = { url: undefined, stop: () => Promise.resolve() };
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const { config, registry, log } = options;
   if (config.port === undefined) return OFF;
+  if (options.nats !== undefined) registerNatsClientMetrics(registry, options.nats);
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -75,4 +79,29 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       return stopped;
     },
   };
+}
+
+/**
+ * byok_nats_client_messages_total / byok_nats_client_bytes_total{direction="in"|"out"}:
+ * the connection's own counters (nc.stats()), read at scrape time. Messages
+ * per turn on the bus are the difference of two scrapes.
+ */
+function registerNatsClientMetrics(registry: Registry, nats: () => NatsConnection | undefined): void {
+  const counter = (name: string, help: string, field: "Msgs" | "Bytes"): void => {
+    new Counter({
+      name,
+      help,
+      labelNames: ["direction"],
+      registers: [registry],
+      collect() {
+        const stats = nats()?.stats();
+        if (stats === undefined) return;
+        this.reset();
+        this.inc({ direction: "in" }, stats[`in${field}`]);
+        this.inc({ direction: "out" }, stats[`out${field}`]);
+      },
+    });
+  };
+  counter("byok_nats_client_messages_total", "Messages this service's NATS connection received (in) and published (out).", "Msgs");
+  counter("byok_nats_client_bytes_total", "Payload bytes this service's NATS connection received (in) and published (out).", "Bytes");
 }

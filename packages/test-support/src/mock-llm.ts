@@ -37,7 +37,10 @@
  * until `release()`); `holdAfterEvents: n` (send n events, then wait for
  * `release()`); `disconnectAfterEvents: n` (send n events, then destroy the
  * socket); `endAfterEvents: n` (send n events, then end the body cleanly: a
- * bare EOF). `enqueue` returns a handle: `release()`, `held` (resolves when
+ * bare EOF); `eventIntervalMs: n` (wait n ms before each event after the
+ * first: a paced upstream, e.g. 33 for 30 tokens/s); `burst` (hand every
+ * event to the socket in one write: chunks that arrive together; ignored with
+ * the hold/disconnect/end shapes). `enqueue` returns a handle: `release()`, `held` (resolves when
  * the response reaches its hold point) and `request` (the request it answered).
  *
  * Each recorded request has `aborted: true` once the client went away before
@@ -71,6 +74,8 @@ export interface StreamShape {
   holdAfterEvents?: number;
   disconnectAfterEvents?: number;
   endAfterEvents?: number;
+  eventIntervalMs?: number;
+  burst?: boolean;
 }
 
 export type MockResponse = StaticMockResponse | { kind: "respond"; endpoint: MockEndpoint; respond(request: RecordedRequest): StaticMockResponse };
@@ -208,7 +213,14 @@ export async function startMockLlm(): Promise<MockLlm> {
     const events = eventsOf(response, record);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders();
+    const plain = response.holdAfterEvents === undefined && response.disconnectAfterEvents === undefined && response.endAfterEvents === undefined;
+    if (response.burst === true && plain) {
+      await wait(new Promise<void>((r) => res.write(events.join(""), () => r())));
+      res.end();
+      return;
+    }
     for (let i = 0; i <= events.length; i++) {
+      if (i > 0 && i < events.length && response.eventIntervalMs !== undefined && !(await wait(delay(response.eventIntervalMs)))) return;
       if (i === response.holdAfterEvents) {
         queued.markHeld();
         if (!(await wait(queued.released))) return;

@@ -4,7 +4,7 @@
  * function/tool call, with the usage an endpoint reports. For tests and
  * benchmarks that need many varied responses (recordings are fixed).
  */
-import type { MockEndpoint, StaticMockResponse } from "./mock-llm.ts";
+import type { MockEndpoint, StaticMockResponse, StreamShape } from "./mock-llm.ts";
 
 export interface StreamUsage {
   readonly input: number;
@@ -121,4 +121,22 @@ function anthropicEvents(id: string, answer: StreamAnswer, usage: StreamUsage): 
     { type: "message_delta", delta: { stop_reason: "text" in answer ? "end_turn" : "tool_use", stop_sequence: null }, usage: { input_tokens: uncached, ...cache, output_tokens: usage.output } },
     { type: "message_stop" },
   ];
+}
+
+/**
+ * A chat-completions text answer in `chunkCount` content deltas ("w0 ", "w1 ", ...),
+ * shaped by `shape` (e.g. { burst: true }: all at once; { eventIntervalMs: 33 }: paced);
+ * `text` is what a client must see in the end.
+ */
+export function chatDeltaStream(id: string, chunkCount: number, shape: StreamShape = {}): { response: StaticMockResponse; text: string } {
+  const base = { id, object: "chat.completion.chunk", created: 1_782_955_817, model: "gpt-4o-2024-08-06" };
+  const chunk = (delta: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null });
+  const words = Array.from({ length: chunkCount }, (_, i) => `w${i} `);
+  const chunks = [
+    chunk({ role: "assistant", content: "" }),
+    ...words.map((w) => chunk({ content: w })),
+    chunk({}, "stop"),
+    { ...base, choices: [], usage: { prompt_tokens: 20, completion_tokens: chunkCount, total_tokens: 20 + chunkCount, prompt_tokens_details: { cached_tokens: 0 } } },
+  ];
+  return { response: { kind: "chunks", endpoint: "openai-chat", chunks, ...shape }, text: words.join("") };
 }

@@ -84,7 +84,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       metrics,
       log,
     });
-    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed() });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed(), nats: () => connection });
   } catch (err) {
     await server?.stop();
     await converter?.close();

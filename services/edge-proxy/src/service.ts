@@ -131,7 +131,7 @@ export async function startEdgeProxy(config: EdgeProxyServiceConfig, deps: EdgeP
   });
   let ops: OpsServer;
   try {
-    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => nc === undefined || !nc.isClosed() });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => nc === undefined || !nc.isClosed(), nats: () => nc });
   } catch (err) {
     server.close();
     interceptor.close();

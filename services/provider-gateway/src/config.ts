@@ -38,6 +38,11 @@ export const providerGatewayEnvSchema = commonEnvSchema.extend({
   PROVIDER_CALLER_PROBE_MS: envMs(5_000),
   /** A Retry-After longer than this (ms) is not waited for (the call fails instead). */
   PROVIDER_MAX_RETRY_AFTER_MS: envMs(60_000),
+  /**
+   * Text/thinking deltas of one block arriving within this many ms of the last sent one travel as one
+   * ModelEvent (the first delta is never delayed; 0 = one ModelEvent per upstream delta).
+   */
+  PROVIDER_DELTA_COALESCE_MS: envMs(4, 0),
   /** Port of the OpenAI/Anthropic-compatible HTTP front (docs/inbound-api.md): unset or empty = no HTTP front, 0 = any free port. */
   INBOUND_PORT: z.preprocess(
     (v) => (typeof v === "string" && v.trim() === "" ? undefined : v),
@@ -91,6 +96,8 @@ export interface ProviderGatewayConfig extends CommonConfig {
   readonly keepaliveMs: number;
   readonly callerProbeMs: number;
   readonly maxRetryAfterMs: number;
+  /** Window (ms) in which text/thinking deltas of one block are joined into one ModelEvent; 0 = off. */
+  readonly deltaCoalesceMs: number;
   /** One route per BYOK model of GATEWAY_CONFIG, with its provider's key (from the env variable the file names). */
   readonly routes: RouteTable;
   /** Ops listener (/metrics, /healthz), apart from any client-facing port; METRICS_PORT unset = none. */
@@ -128,6 +135,7 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Pro
     keepaliveMs: e.PROVIDER_KEEPALIVE_MS,
     callerProbeMs: e.PROVIDER_CALLER_PROBE_MS,
     maxRetryAfterMs: e.PROVIDER_MAX_RETRY_AFTER_MS,
+    deltaCoalesceMs: e.PROVIDER_DELTA_COALESCE_MS,
     routes: buildRoutes(file, env),
     metrics: metricsConfigFrom(e),
     inbound:

@@ -18,10 +18,17 @@
  * OVER_LIMIT (provider_code = the limit, retry_after_ms), a model the member
  * may not use with failure CONFIG ("model_not_allowed"). Every admitted call
  * is settled with the usage the stream reported.
+ *
+ * Text and thinking deltas of one block that come within `deltaCoalesceMs` of
+ * the last one sent travel as one ModelEvent (DeltaCoalescer of
+ * @byok/model-stream): the first delta goes out at once, any other event
+ * sends what is pending first, so order and content are unchanged.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { isProviderCallId, ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
+import { blockDeltaRule, DeltaCoalescer } from "@byok/model-stream";
 import type { Logger, NatsConnection } from "@byok/platform";
+import { systemClock, type Clock } from "@byok/platform/clock";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
 import { estimateRequestTokens } from "./accounting/estimate-tokens.ts";
@@ -41,6 +48,10 @@ export interface InvokeServerOptions {
   /** Interval of caller liveness probes while a call runs. */
   readonly callerProbeMs: number;
   readonly maxRetryAfterMs: number;
+  /** Window (ms) for joining text/thinking deltas of one block into one ModelEvent (default 0: every delta alone). */
+  readonly deltaCoalesceMs?: number;
+  /** Timers of the delta window (default the system clock). */
+  readonly clock?: Clock;
   readonly backoff?: ModelCallOptions["backoff"];
   readonly accounting: CallAccounting;
   /** The Prometheus series (metrics.ts); also the CallMetrics of this path. */
@@ -96,9 +107,9 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   /** Timings of the call (metrics.ts), from the moment its route is known. */
   let observer: ModelCallObserver | undefined = undefined;
   const keepalive = setTimeout(function beat() {
-    send({ case: "keepalive", value: {} });
+    coalescer.push({ case: "keepalive", value: {} });
   }, options.keepaliveMs);
-  const send = (event: ModelEventBody): void => {
+  const publish = (event: ModelEventBody): void => {
     if (terminal !== undefined) return;
     seq += 1n;
     if (event.case === "done" || event.case === "failure") {
@@ -116,6 +127,8 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
       controller.abort();
     }
   };
+  const coalescer = new DeltaCoalescer<ModelEventBody>(publish, blockDeltaRule<ModelEventBody>(), options.clock ?? systemClock, options.deltaCoalesceMs ?? 0);
+  const send = (event: ModelEventBody): void => coalescer.push(event);
 
   let request: ModelRequest;
   try {
@@ -167,6 +180,7 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
       },
     );
   } finally {
+    coalescer.flush();
     cancel?.unsubscribe();
     callerProbe.stop();
     clearTimeout(keepalive);

@@ -75,7 +75,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
   const accounting = overrides.accounting ?? storeAccounting ?? passThroughAccounting;
   let ops;
   try {
-    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed() });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed(), nats: () => nc });
   } catch (err) {
     if (overrides.nc === undefined) await nc.close();
     throw err;
@@ -88,6 +88,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     keepaliveMs: config.keepaliveMs,
     callerProbeMs: config.callerProbeMs,
     maxRetryAfterMs: config.maxRetryAfterMs,
+    deltaCoalesceMs: config.deltaCoalesceMs,
     accounting,
     metrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),

@@ -5,11 +5,18 @@
  * acknowledges once it has projected them (the barrier). The terminal is sent
  * again when it gets no answer (the client treats repeats idempotently); a
  * probe asks whether the client still listens.
+ *
+ * Text and thinking deltas of one block of one model call that come within
+ * `coalesceMs` of the last one sent travel as one ClientEvent (DeltaCoalescer
+ * of @byok/model-stream: the first goes at once, nothing is reordered); what
+ * is pending is sent before every state event, so no barrier overtakes a delta.
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { NoRespondersError, TimeoutError, type NatsConnection } from "@nats-io/transport-node";
 import { ClientEventSchema, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
+import { blockDeltaRule, DeltaCoalescer, type CoalescingRule } from "@byok/model-stream";
 import type { Logger } from "@byok/platform";
+import { systemClock, type Clock } from "@byok/platform/clock";
 import { ABORTED, raceAbort } from "./abort.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
 import { assertNever } from "./assert-never.ts";
@@ -47,24 +54,58 @@ type StateReply =
 /** Sends of the terminal state event when it gets no answer (lost on the way, or the client was busy). */
 const TERMINAL_ATTEMPTS = 3;
 
+interface IndexedEvent {
+  readonly modelCallIndex: ClientModelCallIndex;
+  readonly event: ForwardedEvent;
+}
+
+/** Deltas of the same block of the same model call are joined. */
+function indexedDeltaRule(): CoalescingRule<IndexedEvent> {
+  const inner = blockDeltaRule<ForwardedEvent>();
+  return {
+    key: (e) => {
+      const key = inner.key(e.event);
+      return key === undefined ? undefined : `${e.modelCallIndex}:${key}`;
+    },
+    merge: (a, b) => ({ modelCallIndex: a.modelCallIndex, event: inner.merge(a.event, b.event) }),
+  };
+}
+
+export interface ClientChannelOptions {
+  /** Window (ms) for joining deltas of one block into one ClientEvent; 0 (default) = every delta alone. */
+  readonly coalesceMs?: number;
+  readonly clock?: Clock;
+}
+
 export class ClientChannel {
   readonly #nc: NatsConnection;
   readonly #eventsSubject: string;
   readonly #stateSubject: string;
   readonly #ackTimeoutMs: number;
   readonly #log: Logger;
+  readonly #coalescer: DeltaCoalescer<IndexedEvent>;
   #seq = 0n;
 
-  constructor(nc: NatsConnection, names: BusNames, runId: RunId, ackTimeoutMs: number, log: Logger) {
+  constructor(nc: NatsConnection, names: BusNames, runId: RunId, ackTimeoutMs: number, log: Logger, options: ClientChannelOptions = {}) {
     this.#nc = nc;
     this.#eventsSubject = names.runEvents(runId);
     this.#stateSubject = names.runState(runId);
     this.#ackTimeoutMs = ackTimeoutMs;
     this.#log = log;
+    this.#coalescer = new DeltaCoalescer((e) => this.#publish(e.modelCallIndex, e.event), indexedDeltaRule(), options.clock ?? systemClock, options.coalesceMs ?? 0);
   }
 
   /** Publish one UI event of model call `modelCallIndex` (fire and forget; deltas are not state). */
   emit(modelCallIndex: ClientModelCallIndex, event: ForwardedEvent): void {
+    this.#coalescer.push({ modelCallIndex, event });
+  }
+
+  /** Sends a delta still waiting for its window now. */
+  flush(): void {
+    this.#coalescer.flush();
+  }
+
+  #publish(modelCallIndex: ClientModelCallIndex, event: ForwardedEvent): void {
     this.#seq += 1n;
     const payload = toBinary(ClientEventSchema, create(ClientEventSchema, { seq: this.#seq, modelCallIndex, event }));
     try {
@@ -125,6 +166,8 @@ export class ClientChannel {
   }
 
   async #request(init: StateEventInit, timeoutMs: number): Promise<StateReply> {
+    // A state event must not overtake the deltas before it (the adapter projects them in order).
+    this.#coalescer.flush();
     const event: StateEvent = create(StateEventSchema, init);
     let data: Uint8Array;
     try {

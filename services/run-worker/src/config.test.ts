@@ -13,6 +13,7 @@ describe("loadConfig", () => {
       maxConcurrentRuns: 16,
       stateAckTimeoutMs: 30_000,
       modelIdleTimeoutMs: 15_000,
+      clientDeltaCoalesceMs: 4,
       storeTimeoutMs: 10_000,
       runAckWaitMs: 30_000,
       runWorkingIntervalMs: 10_000,

@@ -42,6 +42,11 @@ export const schema = commonEnvSchema.extend({
   STATE_ACK_TIMEOUT_MS: envMs(30_000),
   /** Model calls: silence (ms; no event, no keepalive) after which the call is unavailable. */
   MODEL_IDLE_TIMEOUT_MS: envMs(15_000),
+  /**
+   * Text/thinking deltas of one block arriving within this many ms of the last sent one travel as one
+   * ClientEvent (the first delta is never delayed; 0 = one ClientEvent per ModelEvent delta).
+   */
+  CLIENT_DELTA_COALESCE_MS: envMs(4, 0),
   /** JetStream run consumer: ack wait (ms) of a delivered run. */
   RUN_ACK_WAIT_MS: envMs(30_000),
   /** JetStream run consumer: a running run is reported in progress this often (ms; shorter than RUN_ACK_WAIT_MS). */
@@ -71,6 +76,8 @@ export interface RunWorkerConfig extends CommonConfig {
   readonly maxConcurrentRuns: number;
   readonly stateAckTimeoutMs: number;
   readonly modelIdleTimeoutMs: number;
+  /** Window (ms) for joining deltas of one block into one ClientEvent; 0 = off. */
+  readonly clientDeltaCoalesceMs: number;
   readonly storeTimeoutMs: number;
   readonly runAckWaitMs: number;
   readonly runWorkingIntervalMs: number;
@@ -97,6 +104,7 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Run
     maxConcurrentRuns: parsed.MAX_CONCURRENT_RUNS,
     stateAckTimeoutMs: parsed.STATE_ACK_TIMEOUT_MS,
     modelIdleTimeoutMs: parsed.MODEL_IDLE_TIMEOUT_MS,
+    clientDeltaCoalesceMs: parsed.CLIENT_DELTA_COALESCE_MS,
     storeTimeoutMs: parsed.STORE_TIMEOUT_MS,
     runAckWaitMs: parsed.RUN_ACK_WAIT_MS,
     runWorkingIntervalMs: parsed.RUN_WORKING_INTERVAL_MS,

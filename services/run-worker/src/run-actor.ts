@@ -45,6 +45,8 @@ export interface RunActorDeps {
   readonly store: StoreClient;
   readonly invoker: ModelInvoker;
   readonly stateAckTimeoutMs: number;
+  /** Window (ms) for joining deltas into one ClientEvent (client-channel.ts); undefined = off. */
+  readonly clientDeltaCoalesceMs?: number;
   readonly workingIntervalMs: number;
   readonly maxDeliver: number;
   /** Liveness probe interval while a run waits for its client. */
@@ -177,7 +179,7 @@ export class RunActor {
   }
 
   async #handleRun(runId: RunId, prepared: PreparedRun, feed: CommandFeedOpening): Promise<Settlement> {
-    const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log);
+    const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log, { coalesceMs: this.#deps.clientDeltaCoalesceMs ?? 0 });
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
     let record: RunRecord;

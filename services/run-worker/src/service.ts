@@ -71,6 +71,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     store: new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs }),
     invoker: busModelInvoker({ nc, names, idleTimeoutMs: config.modelIdleTimeoutMs, log }),
     stateAckTimeoutMs: config.stateAckTimeoutMs,
+    clientDeltaCoalesceMs: config.clientDeltaCoalesceMs,
     workingIntervalMs: config.runWorkingIntervalMs,
     maxDeliver: config.runMaxDeliver,
     probeIntervalMs: config.probeIntervalMs,
@@ -98,7 +99,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
   let queue;
   let ops: OpsServer | undefined;
   try {
-    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed() });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !nc.isClosed(), nats: () => nc });
     queue = await startRunQueue({
       nc,
       js,

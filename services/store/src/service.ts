@@ -35,7 +35,7 @@ export async function startStore(config: StoreConfig, overrides: StoreOverrides 
     await runMigrations(pool, log);
     nc = overrides.nc ?? (await connectNats(config.natsUrl, "store", log));
     const connection = nc;
-    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !connection.isClosed() });
+    ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => !connection.isClosed(), nats: () => connection });
   } catch (error) {
     if (overrides.nc === undefined) await nc?.close();
     await pool.end();

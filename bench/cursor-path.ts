@@ -1,0 +1,352 @@
+/**
+ * The Cursor path through the real multi-process gateway (issue 15's table).
+ *
+ * The gateway runs as `npm start` does (scripts/start.ts: every service its
+ * own OS process) on the machine's Postgres and NATS, with a fresh database
+ * and bus prefix. This process holds the mock upstream (test-support mock-llm,
+ * 50 text deltas in one write unless paced) and both clients: the fake Cursor
+ * client (through the gateway, to the adapter or through the edge proxy) and
+ * the same turn's request sent straight to the mock ("direct"). The arms
+ * alternate turn by turn (or batch by batch) in the same run, so machine noise
+ * hits both; every table prints direct, gateway and the difference ("added").
+ * Nothing here asserts on timings.
+ *
+ *   node bench/cursor-path.ts                 # the full run (~10+ minutes)
+ *   BENCH_QUICK=1 node bench/cursor-path.ts   # every phase, shortened
+ *   npm run bench -- cursor-path
+ *
+ * Environment (all optional; see bench/support/bench-settings.ts and
+ * docs/performance.md): BENCH_QUICK, BENCH_MAX_SECONDS, BENCH_WARMUP,
+ * BENCH_ITERATIONS, BENCH_CPU_TURNS, BENCH_CONCURRENCY (e.g. "16,64"),
+ * BENCH_ROUNDS, BENCH_GROWTH_TURNS, BENCH_CHECKPOINT_MESSAGES,
+ * BENCH_CHECKPOINT_REPEATS, BENCH_OPEN_RUNS (e.g. "16,64,256"),
+ * BENCH_PACED_CHUNKS, BENCH_PACED_INTERVAL_MS, BENCH_SETTLE_SECONDS,
+ * BENCH_SOAK_SECONDS, BENCH_SOAK_EVERY_SECONDS, BENCH_CHUNKS,
+ * BENCH_TURN_TIMEOUT_MS, BENCH_LOG_LEVEL (services' LOG_LEVEL, default warn).
+ */
+import { performance } from "node:perf_hooks";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { busNames } from "@byok/contracts";
+import { ADMIN_DATABASE_URL } from "@byok/test-support/infra";
+import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { Deadline, readCursorPathSettings, type CursorPathSettings } from "./support/bench-settings.ts";
+import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
+import { addedTable, cpuTable, formatRate, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
+import { startDeployment, type Deployment } from "./support/deployment.ts";
+import { cpuBetween, findNatsServer, postgresBackends, ProcessSampler, type Sample, type Tracked } from "./support/proc-stats.ts";
+import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
+import { busMessagesTable, readBusCounters, type BusCounters } from "./support/bus-counters.ts";
+
+const PROMPT = "Say something.";
+
+interface Ctx {
+  readonly settings: CursorPathSettings;
+  readonly deadline: Deadline;
+  readonly llm: MockLlm;
+  readonly gw: Deployment;
+  readonly direct: DirectArm;
+  readonly adapter: GatewayArm;
+  readonly proxy: GatewayArm;
+  readonly sampler: ProcessSampler;
+  readonly burst: UpstreamStream;
+}
+
+function note(ctx: Ctx, what: string, done: number, wanted: number): void {
+  if (done < wanted) console.log(`note: ${what} stopped early (BENCH_MAX_SECONDS or Ctrl-C) after ${done} of ${wanted}`);
+  void ctx;
+}
+
+async function sequential(ctx: Ctx): Promise<void> {
+  const { settings, deadline, direct, adapter, proxy, burst } = ctx;
+  for (let i = 0; i < settings.warmup && !deadline.passed(); i++) {
+    await direct.turn(burst, [], PROMPT);
+    await adapter.turn(burst, adapter.conversation(), PROMPT);
+    await proxy.turn(burst, proxy.conversation(), PROMPT);
+  }
+  const d = { ttft: [] as number[], end: [] as number[] };
+  const a = { ttft: [] as number[], end: [] as number[] };
+  const p = { ttft: [] as number[], end: [] as number[] };
+  let n = 0;
+  for (; n < settings.sequential && !deadline.passed(); n++) {
+    for (const [arm, into] of [
+      [() => direct.turn(burst, [], PROMPT), d],
+      [() => adapter.turn(burst, adapter.conversation(), PROMPT), a],
+      [() => proxy.turn(burst, proxy.conversation(), PROMPT), p],
+    ] as const) {
+      const t = await arm();
+      into.ttft.push(t.firstTextMs);
+      into.end.push(t.endMs);
+    }
+  }
+  note(ctx, "sequential phase", n, settings.sequential);
+  console.log(`\n## sequential: one turn at a time, a new conversation each, ${n} turns per arm (direct, adapter, edge proxy in turn)`);
+  console.log(
+    addedTable([
+      { name: "TTFT, to the adapter", direct: d.ttft, gateway: a.ttft },
+      { name: "TTFT, through the edge proxy", direct: d.ttft, gateway: p.ttft },
+      { name: "EndStream, to the adapter", direct: d.end, gateway: a.end },
+      { name: "EndStream, through the edge proxy", direct: d.end, gateway: p.end },
+    ]),
+  );
+}
+
+async function idleCpu(ctx: Ctx, seconds: number): Promise<Map<string, number>> {
+  const before = await ctx.sampler.sample();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const after = await ctx.sampler.sample();
+  const elapsed = (after.at - before.at) / 1000;
+  return new Map([...cpuBetween(before, after)].map(([k, v]) => [k, v / elapsed]));
+}
+
+async function cpuPerTurn(ctx: Ctx): Promise<void> {
+  const idle = await idleCpu(ctx, ctx.settings.quick ? 2 : 5);
+  const busBefore: BusCounters = await readBusCounters(ctx.gw.opsUrls);
+  const before = await ctx.sampler.sample();
+  const benchBefore = process.cpuUsage();
+  let n = 0;
+  for (; n < ctx.settings.cpuTurns && !ctx.deadline.passed(); n++) await ctx.adapter.turn(ctx.burst, ctx.adapter.conversation(), PROMPT);
+  const after = await ctx.sampler.sample();
+  const bench = process.cpuUsage(benchBefore);
+  const busAfter = await readBusCounters(ctx.gw.opsUrls);
+  note(ctx, "CPU phase", n, ctx.settings.cpuTurns);
+  console.log(`\n## CPU per turn: ${n} gateway turns one after another (to the adapter), /proc utime+stime per process`);
+  console.log("(nats-server and Postgres are shared with whatever else runs on this machine: the idle column is their floor)");
+  const perTurn = cpuBetween(before, after);
+  console.log(cpuTable(perTurn, idle, Math.max(1, n)));
+  console.log(`bench process (fake Cursor client + mock upstream): ${formatMs((bench.user + bench.system) / 1000 / Math.max(1, n))} ms / turn`);
+  console.log(`\n## bus messages per turn (each service's NATS connection, from its /metrics; ${ctx.settings.chunks} upstream chunks per turn)`);
+  console.log(busMessagesTable(busBefore, busAfter, Math.max(1, n)));
+}
+
+async function concurrency(ctx: Ctx): Promise<void> {
+  const { settings, deadline, direct, adapter, burst } = ctx;
+  if (settings.rounds === 0) return;
+  const rows: string[][] = [];
+  for (const level of settings.concurrency) {
+    const d = { ttft: [] as number[], wall: 0, turns: 0 };
+    const g = { ttft: [] as number[], wall: 0, turns: 0 };
+    let round = 0;
+    for (; round < settings.rounds && !deadline.passed(); round++) {
+      for (const [into, one] of [
+        [d, () => direct.turn(burst, [], PROMPT)],
+        [g, () => adapter.turn(burst, adapter.conversation(), PROMPT)],
+      ] as const) {
+        const start = performance.now();
+        const turns = await Promise.all(Array.from({ length: level }, one));
+        into.wall += performance.now() - start;
+        into.turns += turns.length;
+        into.ttft.push(...turns.map((t) => t.firstTextMs));
+      }
+    }
+    note(ctx, `concurrency ${level}`, round, settings.rounds);
+    const d50 = percentile(d.ttft, 50);
+    const g50 = percentile(g.ttft, 50);
+    rows.push([String(level), String(g.turns), formatMs(d50), formatMs(g50), `+${formatMs(g50 - d50)}`, formatRate(d.turns, d.wall), formatRate(g.turns, g.wall)]);
+  }
+  console.log(`\n## concurrency: N turns at once (new conversations, to the adapter), ${settings.rounds} batches per arm, arms batch by batch`);
+  console.log(renderTable(["at once", "turns", "direct TTFT p50", "gateway TTFT p50", "added", "direct turns/s", "gateway turns/s"], rows));
+}
+
+async function growth(ctx: Ctx): Promise<void> {
+  const { settings, deadline, direct, adapter, burst } = ctx;
+  if (settings.growthTurns === 0) return;
+  const chat = adapter.conversation();
+  const history: ChatMessage[] = [];
+  const addedByTurn: number[] = [];
+  const d: number[] = [];
+  const g: number[] = [];
+  for (let i = 0; i < settings.growthTurns && !deadline.passed(); i++) {
+    const dt = await direct.turn(burst, history, PROMPT);
+    const gt = await adapter.turn(burst, chat, PROMPT);
+    history.push({ role: "user", content: PROMPT }, { role: "assistant", content: burst.text });
+    d.push(dt.firstTextMs);
+    g.push(gt.firstTextMs);
+    addedByTurn.push(gt.firstTextMs - dt.firstTextMs);
+  }
+  const n = addedByTurn.length;
+  note(ctx, "growth phase", n, settings.growthTurns);
+  const window = Math.max(1, Math.min(10, Math.floor(n / 3)));
+  const median = (xs: number[]): number => percentile(xs, 50);
+  // Least-squares slope of added TTFT over the turn number.
+  const meanX = (n - 1) / 2;
+  const meanY = addedByTurn.reduce((s, v) => s + v, 0) / Math.max(1, n);
+  let num = 0;
+  let den = 0;
+  addedByTurn.forEach((y, x) => {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  });
+  console.log(`\n## growth: ${n} turns in one conversation (the direct arm sends the same growing history), medians of ${window}-turn windows`);
+  console.log(
+    renderTable(
+      ["window", "direct TTFT", "gateway TTFT", "added"],
+      [
+        [`turns 1-${window}`, formatMs(median(d.slice(0, window))), formatMs(median(g.slice(0, window))), formatMs(median(addedByTurn.slice(0, window)))],
+        [`turns ${n - window + 1}-${n}`, formatMs(median(d.slice(-window))), formatMs(median(g.slice(-window))), formatMs(median(addedByTurn.slice(-window)))],
+      ],
+    ),
+  );
+  console.log(`added TTFT slope: ${den > 0 ? (num / den).toFixed(4) : "-"} ms per turn`);
+}
+
+async function checkpoint(ctx: Ctx): Promise<void> {
+  const { settings, deadline, direct, adapter, burst } = ctx;
+  if (settings.checkpointRepeats === 0) return;
+  const cold: ArmSamples & { direct: number[]; gateway: number[] } = { name: "cold (store lacks the blobs)", direct: [], gateway: [] };
+  const warm: ArmSamples & { direct: number[]; gateway: number[] } = { name: "warm (next turn)", direct: [], gateway: [] };
+  let i = 0;
+  for (; i < settings.checkpointRepeats && !deadline.passed(); i++) {
+    const { chat, history } = longConversation(adapter, settings.checkpointMessages);
+    cold.direct.push((await direct.turn(burst, history, PROMPT)).firstTextMs);
+    cold.gateway.push((await adapter.turn(burst, chat, PROMPT)).firstTextMs);
+    history.push({ role: "user", content: PROMPT }, { role: "assistant", content: burst.text });
+    warm.direct.push((await direct.turn(burst, history, PROMPT)).firstTextMs);
+    warm.gateway.push((await adapter.turn(burst, chat, PROMPT)).firstTextMs);
+  }
+  note(ctx, "checkpoint phase", i, settings.checkpointRepeats);
+  console.log(`\n## new turn from a ${settings.checkpointMessages}-message checkpoint: TTFT, ${i} conversations`);
+  console.log(addedTable([cold, warm]));
+}
+
+async function openRuns(ctx: Ctx): Promise<void> {
+  const { settings, deadline, direct, adapter } = ctx;
+  const paced = textStream(settings.pacedChunks, settings.pacedIntervalMs);
+  const nominal = (settings.pacedChunks - 1) * settings.pacedIntervalMs;
+  // On time: the stream ends within this of the upstream's own pace.
+  const slack = Math.max(500, nominal * 0.25);
+  const rows: string[][] = [];
+  for (const level of settings.openRuns) {
+    if (deadline.passed()) break;
+    const measure = async (one: () => Promise<{ endMs: number; firstTextMs: number }>) => {
+      const results = await Promise.allSettled(Array.from({ length: level }, one));
+      const ends = results.flatMap((r) => (r.status === "fulfilled" ? [r.value.endMs] : []));
+      return { ends, failed: results.length - ends.length, onTime: ends.filter((e) => e <= nominal + slack).length };
+    };
+    const d = await measure(() => direct.turn(paced, [], PROMPT));
+    const g = await measure(() => adapter.turn(paced, adapter.conversation(), PROMPT));
+    rows.push([
+      String(level),
+      `${d.onTime}/${level}`,
+      `${g.onTime}/${level}`,
+      String(g.failed),
+      formatMs(percentile(d.ends, 50)),
+      formatMs(percentile(g.ends, 50)),
+      formatMs(percentile(d.ends, 99)),
+      formatMs(percentile(g.ends, 99)),
+    ]);
+    if (g.onTime < level / 2) break;
+  }
+  console.log(
+    `\n## open runs at once: paced upstream (${settings.pacedChunks} deltas, one per ${settings.pacedIntervalMs} ms = ${nominal} ms), on time = EndStream within ${Math.round(nominal + slack)} ms`,
+  );
+  console.log(renderTable(["runs", "direct on time", "gateway on time", "gateway failed", "direct end p50", "gateway end p50", "direct end p99", "gateway end p99"], rows));
+}
+
+async function consumerCount(gw: Deployment): Promise<string> {
+  const jsm = await jetstreamManager(gw.nc);
+  const names = busNames(gw.bus.prefix);
+  const parts: string[] = [];
+  for (const stream of [names.runsStream, names.commandsStream]) {
+    let count = 0;
+    try {
+      for await (const _ of jsm.consumers.list(stream)) count++;
+    } catch {
+      count = Number.NaN;
+    }
+    parts.push(`${stream}: ${count}`);
+  }
+  return parts.join(", ");
+}
+
+async function soak(ctx: Ctx): Promise<void> {
+  const { settings } = ctx;
+  if (settings.soakSeconds === 0 || ctx.deadline.passed()) return;
+  const points: Array<{ label: string; sample: Sample }> = [{ label: "t=0", sample: await ctx.sampler.sample() }];
+  const started = performance.now();
+  let turns = 0;
+  let loading = true;
+  const load = (async () => {
+    while (loading && !ctx.deadline.passed()) {
+      await Promise.all(Array.from({ length: 16 }, () => ctx.adapter.turn(ctx.burst, ctx.adapter.conversation(), PROMPT)));
+      turns += 16;
+    }
+  })();
+  for (let t = settings.soakEverySeconds; t <= 2 * settings.soakSeconds && !ctx.deadline.passed(); t += settings.soakEverySeconds) {
+    await new Promise((r) => setTimeout(r, started + t * 1000 - performance.now()));
+    if (loading && t >= settings.soakSeconds) {
+      loading = false;
+      await load;
+    }
+    points.push({ label: `${t}s${t <= settings.soakSeconds ? " load" : " idle"}`, sample: await ctx.sampler.sample() });
+  }
+  loading = false;
+  await load;
+  console.log(`\n## soak: ${settings.soakSeconds} s of 16 turns at once (${turns} turns), then idle; RSS per process`);
+  console.log(rssTable(points));
+  console.log(`JetStream consumers after the soak: ${await consumerCount(ctx.gw)}`);
+}
+
+function tracked(gw: Deployment): Tracked[] {
+  const services = Object.entries(gw.services).map(([name, pid]): Tracked => ({ name, pids: async () => [pid] }));
+  const natsPid = findNatsServer(Number(new URL(gw.natsUrl).port || 4222));
+  const extra: Tracked[] = [];
+  if (natsPid !== undefined) extra.push({ name: "nats-server (shared)", pids: async () => [natsPid] });
+  extra.push({ name: "postgres backends", pids: () => postgresBackends(ADMIN_DATABASE_URL, gw.db.name) });
+  return [...services, ...extra];
+}
+
+async function main(): Promise<void> {
+  const settings = readCursorPathSettings(process.env);
+  const deadline = new Deadline(settings.maxSeconds);
+  process.once("SIGINT", () => {
+    deadline.interrupt();
+    console.log("\ninterrupted: finishing the current phase step, then cleaning up");
+  });
+  const machine = machineContext();
+  console.log("cursor path: the fake Cursor client through the real multi-process gateway (npm start) vs the same request straight to the mock upstream");
+  console.log(`machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.totalMemory} RAM, load avg ${machine.loadAverage}; node ${machine.node}`);
+  console.log(`settings: ${JSON.stringify(settings)}`);
+
+  const llm = await startMockLlm();
+  let gw: Deployment | undefined;
+  const arms: GatewayArm[] = [];
+  let failed = false;
+  try {
+    gw = await startDeployment(llm, { logLevel: process.env["BENCH_LOG_LEVEL"] ?? "warn" });
+    console.log(`gateway: ${Object.entries(gw.services).map(([s, pid]) => `${s}=${pid}`).join(" ")}; database ${gw.db.name}, bus prefix ${gw.bus.prefix}`);
+    const adapter = GatewayArm.direct(gw, llm, settings.turnTimeoutMs);
+    const proxy = await GatewayArm.viaProxy(gw, llm, settings.turnTimeoutMs);
+    arms.push(adapter, proxy);
+    const sampler = new ProcessSampler(tracked(gw));
+    const ctx: Ctx = { settings, deadline, llm, gw, direct: new DirectArm(llm, settings.turnTimeoutMs), adapter, proxy, sampler, burst: textStream(settings.chunks) };
+    const rss: Array<{ label: string; sample: Sample }> = [{ label: "before load", sample: await sampler.sample() }];
+    const consumersBefore = await consumerCount(gw);
+
+    await sequential(ctx);
+    await cpuPerTurn(ctx);
+    await concurrency(ctx);
+    await growth(ctx);
+    await checkpoint(ctx);
+    await openRuns(ctx);
+    rss.push({ label: "after load", sample: await sampler.sample() });
+    const consumersAfterLoad = await consumerCount(gw);
+    if (settings.settleSeconds > 0) await new Promise((r) => setTimeout(r, settings.settleSeconds * 1000));
+    rss.push({ label: `after ${settings.settleSeconds} s idle`, sample: await sampler.sample() });
+    console.log(`\n## RSS per process`);
+    console.log(rssTable(rss));
+    console.log(`JetStream consumers: before load ${consumersBefore}; after load ${consumersAfterLoad}; after the idle settle ${await consumerCount(gw)}`);
+    await soak(ctx);
+  } catch (err) {
+    failed = true;
+    console.error(`\nbench failed: ${(err as Error).stack ?? String(err)}`);
+    if (gw !== undefined) console.error(`gateway output (last lines):\n${gw.recentOutput()}`);
+  } finally {
+    for (const arm of arms) await arm.close().catch(() => undefined);
+    await gw?.stop();
+    await llm.stop();
+    if (gw !== undefined) console.log(`\ncleaned up: gateway stopped, database ${gw.db.name} dropped, streams of bus prefix ${gw.bus.prefix} deleted`);
+  }
+  if (failed) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,168 @@
+/**
+ * The two arms of the Cursor path benchmark, and what the mock upstream sends.
+ *
+ * - direct: the bench process calls the mock LLM itself (the official `openai`
+ *   SDK, the same request a Cursor turn causes: the history plus the prompt);
+ * - gateway: the fake Cursor client runs the turn (RunSSE + BidiAppend, KV
+ *   ACKs, checkpoints) through the deployed gateway, straight to the cursor
+ *   adapter or through the edge proxy (CONNECT tunnel, team CA, member key).
+ *
+ * Both arms see the same upstream stream: `chunkCount` text deltas, all at
+ * once (one socket write) or paced (`intervalMs` between deltas).
+ */
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { create } from "@bufbuild/protobuf";
+import OpenAI from "openai";
+import { agent } from "@byok/cursor-protocol";
+import { FakeCursorClient, type FakeConversation, type RunResult, type TimelineEntry } from "@byok/test-support/fake-cursor";
+import { HARNESS_MODEL_ID } from "@byok/test-support/gateway-harness";
+import type { MockLlm, StaticMockResponse } from "@byok/test-support/mock-llm";
+import { chatDeltaStream } from "@byok/test-support/provider-streams";
+import type { Deployment } from "./deployment.ts";
+
+export interface UpstreamStream {
+  readonly response: StaticMockResponse;
+  readonly text: string;
+}
+
+/** A chat-completions stream of `chunkCount` text deltas: in one write, or one every `intervalMs`. */
+export function textStream(chunkCount: number, intervalMs?: number): UpstreamStream {
+  return chatDeltaStream("chatcmpl-bench", chunkCount, intervalMs === undefined ? { burst: true } : { eventIntervalMs: intervalMs });
+}
+
+/** One measured turn, ms from its start. */
+export interface TurnTiming {
+  readonly firstTextMs: number;
+  /** Direct: the SDK stream is done. Gateway: the EndStream envelope arrived. */
+  readonly endMs: number;
+}
+
+export class TurnFailure extends Error {
+  override readonly name = "TurnFailure";
+}
+
+export type ChatMessage = { role: "user" | "assistant"; content: string };
+
+export class DirectArm {
+  readonly #llm: MockLlm;
+  readonly #openai: OpenAI;
+
+  constructor(llm: MockLlm, timeoutMs: number) {
+    this.#llm = llm;
+    this.#openai = new OpenAI({ apiKey: "mock-llm-key-not-a-secret", baseURL: llm.baseUrl("openai-chat"), maxRetries: 0, timeout: timeoutMs });
+  }
+
+  async turn(stream: UpstreamStream, history: readonly ChatMessage[], prompt: string): Promise<TurnTiming> {
+    this.#llm.enqueue(stream.response);
+    const start = performance.now();
+    const response = await this.#openai.chat.completions.create({ model: "gpt-4o", messages: [...history, { role: "user", content: prompt }], stream: true, stream_options: { include_usage: true } });
+    let firstText: number | undefined;
+    let text = "";
+    for await (const chunk of response) {
+      const content = chunk.choices[0]?.delta?.content;
+      if (content === undefined || content === null || content === "") continue;
+      firstText ??= performance.now();
+      text += content;
+    }
+    const end = performance.now();
+    if (text !== stream.text || firstText === undefined) throw new TurnFailure(`direct stream text differs from the upstream's (${text.length} chars)`);
+    return { firstTextMs: firstText - start, endMs: end - start };
+  }
+}
+
+export type GatewayRoute = "adapter" | "edge proxy";
+
+export class GatewayArm {
+  readonly route: GatewayRoute;
+  readonly client: FakeCursorClient;
+  readonly #llm: MockLlm;
+  readonly #timeoutMs: number;
+
+  private constructor(route: GatewayRoute, client: FakeCursorClient, llm: MockLlm, timeoutMs: number) {
+    this.route = route;
+    this.client = client;
+    this.#llm = llm;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  static direct(deployment: Deployment, llm: MockLlm, timeoutMs: number): GatewayArm {
+    return new GatewayArm("adapter", new FakeCursorClient({ transport: { baseUrl: deployment.adapterUrl } }), llm, timeoutMs);
+  }
+
+  static async viaProxy(deployment: Deployment, llm: MockLlm, timeoutMs: number): Promise<GatewayArm> {
+    const member = await deployment.createMember(`bench-${randomBytes(3).toString("hex")}`);
+    const client = new FakeCursorClient({
+      transport: {
+        baseUrl: "https://api2.cursor.sh",
+        proxy: { url: deployment.proxyUrl, authorization: `Basic ${Buffer.from(`${member.name}:${member.key}`).toString("base64")}` },
+        ca: deployment.caPem,
+      },
+    });
+    return new GatewayArm("edge proxy", client, llm, timeoutMs);
+  }
+
+  conversation(): FakeConversation {
+    return this.client.conversation();
+  }
+
+  async turn(stream: UpstreamStream, chat: FakeConversation, prompt: string): Promise<TurnTiming> {
+    this.#llm.enqueue(stream.response);
+    const start = performance.now();
+    const run = chat.send(prompt, { modelId: HARNESS_MODEL_ID });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        run.disconnect();
+        reject(new TurnFailure(`gateway turn ${run.requestId} (${this.route}) did not end within ${this.#timeoutMs} ms`));
+      }, this.#timeoutMs);
+    });
+    let result: RunResult;
+    try {
+      result = await Promise.race([run.finished, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    const problems: string[] = [];
+    if (result.end.kind !== "ok") problems.push(`ended ${JSON.stringify(result.end)}`);
+    if (result.violations.length > 0) problems.push(`violations: ${result.violations.join("; ")}`);
+    if (result.text !== stream.text) problems.push(`text differs from the upstream's (${result.text.length} of ${stream.text.length} chars)`);
+    const firstText = result.timeline.find(isTextDelta);
+    const end = result.timeline.find((e) => e.kind === "end");
+    if (firstText === undefined || end === undefined) problems.push("no text or no EndStream");
+    if (problems.length > 0) throw new TurnFailure(`gateway turn ${result.requestId} (${this.route}): ${problems.join(", ")}; frames: ${result.describe()}`);
+    return { firstTextMs: firstText!.at - start, endMs: end!.at - start };
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+function isTextDelta(e: TimelineEntry): boolean {
+  if (e.kind !== "frame" || e.message.message.case !== "interactionUpdate") return false;
+  const update = e.message.message.value.message;
+  return update.case === "textDelta" && update.value.text !== "";
+}
+
+/**
+ * A conversation whose settled checkpoint holds `messageCount` root messages
+ * (user and assistant in turn, unique text so the store has none of the
+ * blobs): the blobs are in the client's store (the adapter fetches them with
+ * KV GETs), the same messages as chat history for the direct arm.
+ */
+export function longConversation(arm: GatewayArm, messageCount: number): { chat: FakeConversation; history: ChatMessage[] } {
+  const nonce = randomBytes(6).toString("hex");
+  const history: ChatMessage[] = [];
+  const roots: Uint8Array[] = [];
+  for (let i = 0; i < messageCount; i++) {
+    const role = i % 2 === 0 ? "user" : "assistant";
+    const text = `${role === "user" ? "question" : "answer"} ${i} of conversation ${nonce}: lorem ipsum dolor sit amet`;
+    history.push({ role, content: text });
+    const root = { role, id: `${nonce}-${i}`, content: [{ type: "text", text }] };
+    roots.push(arm.client.blobs.put(new TextEncoder().encode(JSON.stringify(root))));
+  }
+  const chat = arm.conversation();
+  chat.state = create(agent.ConversationStateStructureSchema, { rootPromptMessagesJson: roots });
+  return { chat, history };
+}

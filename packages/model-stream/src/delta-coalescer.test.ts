@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "@byok/test-support/manual-clock";
+import { blockDeltaRule, DeltaCoalescer } from "./delta-coalescer.ts";
+
+type Ev = { case: string; value: { index?: number; text?: string; callId?: string } };
+
+const text = (t: string, index = 0): Ev => ({ case: "textDelta", value: { index, text: t } });
+const thinking = (t: string, index = 0): Ev => ({ case: "thinkingDelta", value: { index, text: t } });
+const other = (c: string, index = 0): Ev => ({ case: c, value: { index } });
+
+function setup(windowMs = 4) {
+  const clock = new ManualClock();
+  const sent: Ev[] = [];
+  const coalescer = new DeltaCoalescer<Ev>((e) => sent.push(e), blockDeltaRule<Ev>(), clock, windowMs);
+  return { clock, sent, coalescer };
+}
+
+describe("DeltaCoalescer", () => {
+  it("sends the first delta at once and joins the rest of a burst into one delta when the window ends", async () => {
+    const { clock, sent, coalescer } = setup();
+    for (let i = 0; i < 50; i++) coalescer.push(text(`w${i} `));
+    expect(sent).toEqual([text("w0 ")]);
+    await clock.advance(3);
+    expect(sent).toHaveLength(1);
+    await clock.advance(1);
+    expect(sent).toEqual([text("w0 "), text(Array.from({ length: 49 }, (_, i) => `w${i + 1} `).join(""))]);
+    // The window reopened for what the last one held; with nothing more it closes and the next delta goes at once.
+    await clock.advance(4);
+    expect(clock.pendingDelays()).toEqual([]);
+    coalescer.push(text("later"));
+    expect(sent.at(-1)).toEqual(text("later"));
+  });
+
+  it("never delays a delta that arrives while no window is open (a paced stream passes through one by one)", async () => {
+    const { clock, sent, coalescer } = setup(4);
+    for (let i = 0; i < 5; i++) {
+      coalescer.push(text(`t${i}`));
+      expect(sent).toHaveLength(i + 1);
+      await clock.advance(33);
+    }
+    expect(sent.map((e) => e.value.text)).toEqual(["t0", "t1", "t2", "t3", "t4"]);
+  });
+
+  it("sends what is pending before any other event, in order, and the next delta after it goes at once", async () => {
+    const { sent, coalescer } = setup();
+    coalescer.push(text("a"));
+    coalescer.push(text("b"));
+    coalescer.push(text("c"));
+    coalescer.push(other("textEnd"));
+    coalescer.push(other("toolCallStart", 1));
+    coalescer.push({ case: "toolCallArgsDelta", value: { index: 1, text: "{" } });
+    coalescer.push({ case: "toolCallArgsDelta", value: { index: 1, text: "}" } });
+    coalescer.push(text("d", 2));
+    expect(sent).toEqual([
+      text("a"),
+      text("bc"),
+      other("textEnd"),
+      other("toolCallStart", 1),
+      { case: "toolCallArgsDelta", value: { index: 1, text: "{" } },
+      { case: "toolCallArgsDelta", value: { index: 1, text: "}" } },
+      text("d", 2),
+    ]);
+  });
+
+  it("never joins across kinds or block indexes", async () => {
+    const { clock, sent, coalescer } = setup();
+    coalescer.push(thinking("x"));
+    coalescer.push(thinking("y"));
+    coalescer.push(text("a"));
+    coalescer.push(text("b"));
+    coalescer.push(text("c", 1));
+    coalescer.push(text("d", 1));
+    await clock.advance(4);
+    expect(sent).toEqual([thinking("x"), thinking("y"), text("a"), text("b"), text("c", 1), text("d", 1)]);
+    // The window reopened after "d": the next two of that block travel together.
+    coalescer.push(text("e", 1));
+    coalescer.push(text("f", 1));
+    await clock.advance(4);
+    expect(sent.slice(6)).toEqual([text("ef", 1)]);
+  });
+
+  it("flush() sends the pending delta now and closes the window", async () => {
+    const { clock, sent, coalescer } = setup();
+    coalescer.push(text("a"));
+    coalescer.push(text("b"));
+    expect(coalescer.holding).toBe(true);
+    coalescer.flush();
+    expect(sent).toEqual([text("a"), text("b")]);
+    expect(coalescer.holding).toBe(false);
+    expect(clock.pendingDelays()).toEqual([]);
+    coalescer.push(text("c"));
+    expect(sent.at(-1)).toEqual(text("c"));
+  });
+
+  it("with a window of 0 sends every event as it comes", () => {
+    const { clock, sent, coalescer } = setup(0);
+    coalescer.push(text("a"));
+    coalescer.push(text("b"));
+    expect(sent).toEqual([text("a"), text("b")]);
+    expect(clock.timersSet).toBe(0);
+  });
+});
