@@ -36,7 +36,8 @@ import { parsePendingToolCallsJson, type PendingToolCalls } from "../tools/pendi
 import { subagentModelOf, type SubagentSetup } from "../tools/subagent-setup.ts";
 import type { WebTools } from "../tools/web-tools.ts";
 import { completionTurn, type CompletionTurn } from "./background-completion.ts";
-import { readClientHistory, rootBlobIds, type ClientHistory } from "./client-history.ts";
+import { rootBlobIds, type ClientHistory } from "./client-history.ts";
+import { inlineHistoryReader, type HistoryReader } from "./history-reader.ts";
 import { selectModel } from "./model-selection.ts";
 import { executePlanTurn, startPlanTurn } from "./plan-actions.ts";
 import { contextAfter, latestContextText } from "./request-context.ts";
@@ -60,6 +61,8 @@ export interface PrepareInput {
   store: Pick<StoreClient, "importHistory">;
   /** What this process imported before (undefined = import the whole history every time). */
   history?: HistoryMemory;
+  /** Reads the history roots (default: on the event loop). */
+  histories?: HistoryReader;
   log: Logger;
 }
 
@@ -261,7 +264,9 @@ async function importClientHistory(
   const skip = remembered?.rootCount ?? 0;
   const newRoots = roots.slice(skip);
   const blobs = await fetchBlobs([...rootBlobIds(newRoots), ...extraBlobIds, ...state.todos], input.blobSources);
-  const fresh = readClientHistory(newRoots, blobs, (index, reason) => input.log.warn({ root: index, reason }, "history root not imported"), skip);
+  const read = await (input.histories ?? inlineHistoryReader).read({ roots: newRoots, blobs, firstIndex: skip });
+  for (const { index, reason } of read.ignored) input.log.warn({ root: index, reason }, "history root not imported");
+  const fresh = read.history;
   const messages = [...fresh.messages, ...folded];
   let baseRevisionId: string;
   try {

@@ -167,6 +167,7 @@ class CursorRunSession implements RunSession {
       prompts: this.#services.prompts,
       store: this.#services.store,
       history: this.#services.history,
+      histories: this.#services.histories,
       blobSources: {
         conversationId: runRequest.conversationId ?? "",
         prefetched: prefetchedBlobs(runRequest.preFetchedBlobs, this.#log),

@@ -3,6 +3,7 @@ import { runStreamsOnce, type EnsureRunStreams } from "@byok/run-client";
 import { StoreClient } from "@byok/store-client";
 import { PromptAssets } from "../prompting/prompt-assets.ts";
 import { HistoryMemory } from "../request/history-memory.ts";
+import { inlineHistoryReader, type HistoryReader } from "../request/history-reader.ts";
 import type { WebTools } from "../tools/web-tools.ts";
 import { createGatewayWebTools } from "../web/gateway-web-tools.ts";
 import type { SessionDeps } from "./deps.ts";
@@ -17,6 +18,8 @@ export interface SessionServices {
   ensureStreams: EnsureRunStreams;
   /** What this process imported per conversation (the next turn imports only what is new). */
   history: HistoryMemory;
+  /** Reads client history roots into messages. */
+  histories: HistoryReader;
 }
 
 export function createSessionServices(deps: SessionDeps): SessionServices {
@@ -28,5 +31,6 @@ export function createSessionServices(deps: SessionDeps): SessionServices {
     web: createGatewayWebTools(deps.web, { store, converter: deps.converter, log: deps.log.child({ component: "web-tools" }) }),
     ensureStreams: runStreamsOnce(deps.nc, deps.names),
     history: new HistoryMemory(),
+    histories: deps.histories ?? inlineHistoryReader,
   };
 }
