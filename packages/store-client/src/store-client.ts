@@ -109,6 +109,26 @@ export interface RevisionHistory {
   readonly anchor: ContextAnchor | undefined;
 }
 
+/** A revision whose whole history the caller holds (revision.messages then sends only what follows it). */
+export interface KnownHistory {
+  readonly revisionId: string;
+  readonly history: RevisionHistory;
+}
+
+/** A revision.messages answer as the whole history (the known part in front when the answer continues it). */
+function historyOf(response: StoreResponse<"getRevisionMessages">, known: KnownHistory | undefined): RevisionHistory {
+  if (known !== undefined && response.continuesRevisionId !== "" && response.continuesRevisionId === known.revisionId) {
+    const before = known.history;
+    return {
+      messages: [...before.messages, ...response.messages],
+      messageIds: [...before.messageIds, ...response.messageIds],
+      compaction: before.compaction,
+      anchor: response.anchor ?? before.anchor,
+    };
+  }
+  return { messages: response.messages, messageIds: response.messageIds, compaction: response.compaction, anchor: response.anchor };
+}
+
 /** revision.compact's result: the new revision and its whole history. */
 export interface CompactedHistory {
   readonly revisionId: string;
@@ -174,11 +194,15 @@ export class StoreClient {
     return (await this.call("getRevisionMessages", { revisionId })).messages;
   }
 
-  /** revision.messages with the message ids, the chain's compaction and its context anchor ("" = empty history). */
-  async revisionHistory(revisionId: string): Promise<RevisionHistory> {
+  /**
+   * revision.messages with the message ids, the chain's compaction and its context anchor ("" = empty history).
+   * With `known` (a revision whose history the caller holds), only what comes after it travels when it is
+   * in the chain; the result is the whole history either way.
+   */
+  async revisionHistory(revisionId: string, known?: KnownHistory): Promise<RevisionHistory> {
     if (revisionId === "") return { messages: [], messageIds: [], compaction: undefined, anchor: undefined };
-    const response = await this.call("getRevisionMessages", { revisionId });
-    return { messages: response.messages, messageIds: response.messageIds, compaction: response.compaction, anchor: response.anchor };
+    const response = await this.call("getRevisionMessages", { revisionId, ...(known === undefined ? {} : { knownRevisionId: known.revisionId }) });
+    return historyOf(response, known);
   }
 
   /** revision.compact: the run's history replaced by a summary plus kept messages, as a new revision. */
@@ -191,22 +215,17 @@ export class StoreClient {
 
   /**
    * run.begin (idempotent by run id): the run takes ownership of its conversation.
-   * With `withHistory`, the same reply carries what the run reads next (BegunRun.next).
+   * With `withHistory`, the same reply carries what the run reads next (BegunRun.next), and with `known`
+   * only the part of the head's history after that revision travels.
    */
-  async beginRun(request: StoreRequest<"beginRun">): Promise<BegunRun> {
-    const response = await this.call("beginRun", request);
+  async beginRun(request: StoreRequest<"beginRun">, known?: KnownHistory): Promise<BegunRun> {
+    const response = await this.call("beginRun", { ...request, ...(known === undefined || request.withHistory !== true ? {} : { knownRevisionId: known.revisionId }) });
     const history = response.history;
     return {
       run: required(response.run, "run.begin", "run"),
       supersededRunId: response.supersededRunId,
       duplicateOfRunId: response.duplicateOfRunId,
-      next:
-        history === undefined
-          ? undefined
-          : {
-              history: { messages: history.messages, messageIds: history.messageIds, compaction: history.compaction, anchor: history.anchor },
-              openRound: response.openRound,
-            },
+      next: history === undefined ? undefined : { history: historyOf(history, known), openRound: response.openRound },
     };
   }
 

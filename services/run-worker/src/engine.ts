@@ -39,7 +39,7 @@ import {
   type Usage,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
-import { StoreFailure, type BegunRun, type RevisionHistory, type StoreClient } from "@byok/store-client";
+import { StoreFailure, type BegunRun, type KnownHistory, type RevisionHistory, type StoreClient } from "@byok/store-client";
 import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
 import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
 import { contextBudget, estimateInputTokens, messageText, promptTexts, requestBytes, type ContextAnchor } from "./context-estimate.ts";
@@ -114,6 +114,8 @@ export class RunEngine {
   readonly #usages: Array<Usage | undefined> = [];
   #lastUsage: Usage | undefined;
 
+  /** The revision #history is the whole history of (undefined until loaded). */
+  #known: KnownHistory | undefined;
   /** What run.begin already read (history of the head, open round); undefined = read it here. */
   readonly #begun: BegunRun["next"];
 
@@ -431,12 +433,19 @@ export class RunEngine {
     return { turnUsage: this.turnUsage, contextTokens: tokens };
   }
 
+  /** The history this engine last held, whole (for the next run of the conversation on this worker). */
+  get knownHistory(): KnownHistory | undefined {
+    return this.#known;
+  }
+
+  /** Only what follows the revision held now travels (the store sends the rest when it is not in the chain). */
   async #loadHistory(revisionId: string): Promise<void> {
-    this.#useHistory(revisionId, await this.#deps.store.revisionHistory(revisionId));
+    this.#useHistory(revisionId, await this.#deps.store.revisionHistory(revisionId, this.#known));
   }
 
   #useHistory(revisionId: string, loaded: RevisionHistory): void {
     this.#head = revisionId;
+    if (revisionId !== "") this.#known = { revisionId, history: loaded };
     this.#history = loaded.messages;
     this.#messageIds = loaded.messageIds;
     const anchor = loaded.anchor;

@@ -64,7 +64,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       const { run, supersededRunId, duplicateOf } = begun.value;
       const response = { run: runRecord(run), supersededRunId: supersededRunId ?? "", duplicateOfRunId: duplicateOf ?? "" };
       if (!req.withHistory || run.status !== "running") return ok(response);
-      const next = await nextOfBegunRun(pool, run);
+      const next = await nextOfBegunRun(pool, run, req.knownRevisionId);
       return next.kind === "ok" ? ok({ ...response, ...next.value }) : next;
     },
 
@@ -114,7 +114,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       });
     },
 
-    getRevisionMessages: async (req) => revisionMessages(pool, req.revisionId),
+    getRevisionMessages: async (req) => revisionMessages(pool, req.revisionId, req.knownRevisionId),
 
     compactHistory: async (req) =>
       map(
@@ -196,17 +196,19 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
 }
 
 /** revision.messages: the history of a revision with its chain, compaction and newest anchor ("" = empty). */
-async function revisionMessages(pool: pg.Pool, revisionId: string): Promise<Outcome<MessageInitShape<typeof GetRevisionMessagesResponseSchema>>> {
+async function revisionMessages(pool: pg.Pool, revisionId: string, knownId = ""): Promise<Outcome<MessageInitShape<typeof GetRevisionMessagesResponseSchema>>> {
   if (revisionId === "") return ok({ messages: [], messageIds: [], revisionChain: [] });
-  const history = await loadRevisionHistory(pool, revisionId);
+  const history = await loadRevisionHistory(pool, revisionId, knownId);
   if (!history) return reject("not_found", `revision ${revisionId} not found`);
-  const anchor = await newestAnchorOf(pool, history.chain);
+  // The known revision itself may have been measured after the caller read it (a call built from it).
+  const anchor = await newestAnchorOf(pool, history.continues === undefined ? history.chain : [history.continues, ...history.chain]);
   return ok({
     messages: history.messages,
     messageIds: history.messageIds,
     revisionChain: history.chain,
     ...(history.compaction === undefined ? {} : { compaction: history.compaction }),
     ...(anchor === undefined ? {} : { anchor }),
+    ...(history.continues === undefined ? {} : { continuesRevisionId: history.continues }),
   });
 }
 
@@ -219,9 +221,10 @@ async function revisionMessages(pool: pg.Pool, revisionId: string): Promise<Outc
 async function nextOfBegunRun(
   pool: pg.Pool,
   run: RunRow,
+  knownId: string,
 ): Promise<Outcome<Pick<MessageInitShape<typeof BeginRunResponseSchema>, "history" | "openRound">>> {
   const [history, open] = await Promise.all([
-    revisionMessages(pool, run.headRevisionId ?? ""),
+    revisionMessages(pool, run.headRevisionId ?? "", knownId),
     run.beginCount > 1 ? getOpenToolRound(pool, run.id) : Promise.resolve(ok(undefined)),
   ]);
   if (history.kind !== "ok") return history;

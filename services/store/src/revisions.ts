@@ -24,6 +24,8 @@ export interface RevisionHistory {
   readonly messages: Message[];
   /** Set when the chain's root is a compacted revision. */
   readonly compaction: CompactionOfChain | undefined;
+  /** Set when this is only what comes after that (known) revision. */
+  readonly continues?: string;
 }
 
 /** The compaction a chain starts from (its root revision replaced `sourceRevisionId`). */
@@ -188,27 +190,50 @@ export async function loadRevisionOwnMessages(db: Queryable, revisionId: string)
   return result.rows.map((r) => fromStoredJson(r.body).message);
 }
 
-/** Full history of a revision, oldest message first; undefined for an unknown revision. */
-export async function loadRevisionHistory(db: Queryable, revisionId: string): Promise<RevisionHistory | undefined> {
-  if (!isRevisionId(revisionId)) return undefined;
-  const chain = await preparedQuery<{ id: string; message_ids: string[]; compacted_from_id: string | null; summarized_count: number | null; run_id: string | null }>(
-    db,
-    `WITH RECURSIVE chain AS (
+interface ChainRow {
+  id: string;
+  message_ids: string[];
+  compacted_from_id: string | null;
+  summarized_count: number | null;
+  run_id: string | null;
+}
+
+const CHAIN_QUERY = `WITH RECURSIVE chain AS (
        SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
        UNION ALL
        SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
          FROM revisions r JOIN chain c ON r.id = c.parent_id
      )
-     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`,
-    [revisionId],
-  );
-  const root = chain.rows[0];
-  if (root === undefined) return undefined;
+     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`;
+
+/** The chain from `revisionId` back to `knownId` (included) or to its root when `knownId` is not in it. */
+const CHAIN_SINCE_QUERY = `WITH RECURSIVE chain AS (
+       SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
+       UNION ALL
+       SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
+         FROM revisions r JOIN chain c ON r.id = c.parent_id WHERE c.id <> $2::uuid
+     )
+     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`;
+
+/**
+ * Full history of a revision, oldest message first; undefined for an unknown revision.
+ * With `knownId` in its chain: only what comes after that revision (`continues` = knownId;
+ * `compaction` then only if one of those revisions starts the chain, which cannot happen).
+ */
+export async function loadRevisionHistory(db: Queryable, revisionId: string, knownId = ""): Promise<RevisionHistory | undefined> {
+  if (!isRevisionId(revisionId)) return undefined;
+  const since = knownId !== "" && isRevisionId(knownId);
+  const chain = await preparedQuery<ChainRow>(db, since ? CHAIN_SINCE_QUERY : CHAIN_QUERY, since ? [revisionId, knownId] : [revisionId]);
+  let rows = chain.rows;
+  const continues = since && rows[0]?.id === knownId;
+  if (continues) rows = rows.slice(1);
+  const root = rows[0];
+  if (root === undefined && !continues) return undefined;
   const compaction: CompactionOfChain | undefined =
-    root.compacted_from_id === null
+    continues || root === undefined || root.compacted_from_id === null
       ? undefined
       : { revisionId: root.id, sourceRevisionId: root.compacted_from_id, summarizedCount: root.summarized_count ?? 0, runId: root.run_id ?? "" };
-  const messageIds = chain.rows.flatMap((r) => r.message_ids);
+  const messageIds = rows.flatMap((r) => r.message_ids);
   const bodies = await preparedQuery<{ id: string; body: JsonValue }>(db, "SELECT id, body FROM messages WHERE id = ANY($1::uuid[])", [messageIds]);
   const byId = new Map(bodies.rows.map((r) => [r.id, r.body]));
   const messages = messageIds.map((id) => {
@@ -216,5 +241,5 @@ export async function loadRevisionHistory(db: Queryable, revisionId: string): Pr
     if (body === undefined) throw new Error(`revision ${revisionId} references missing message ${id}`);
     return fromStoredJson(body).message;
   });
-  return { chain: chain.rows.map((r) => r.id), messageIds, messages, compaction };
+  return { chain: rows.map((r) => r.id), messageIds, messages, compaction, ...(continues ? { continues: knownId } : {}) };
 }

@@ -246,5 +246,39 @@ describe("runs", () => {
       expect(empty.error).toBeUndefined();
       expect(empty.messages).toEqual([]);
     });
+
+    it("with a known revision in the chain, sends only what follows it (run.begin too); otherwise the whole history", async () => {
+      const base = await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: [userText("one"), assistantText("two")] });
+      const begun = await store.call("beginRun", { runId: "r1", conversationId: "c1", memberId: "m1", baseRevisionId: base.revisionId, initialMessages: [userText("three")] });
+      const head = await store.call("appendMessages", { runId: "r1", expectedHeadRevisionId: begun.run!.headRevisionId, messages: [assistantText("four")], providerCallIndex: 1, requestInputTokens: 123n });
+      // The call was built from the start revision and measured after a reader held it: its anchor still comes back.
+      const fromStart = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: begun.run!.headRevisionId });
+      expect(fromStart.anchor).toMatchObject({ messageCount: 3, inputTokens: 123n });
+      const since = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: base.revisionId });
+      expect(since.continuesRevisionId).toBe(base.revisionId);
+      expect(describeMessages(since.messages)).toEqual(["user:three", "assistant:four"]);
+      const whole = await store.call("getRevisionMessages", { revisionId: head.revisionId });
+      expect(since.messageIds).toEqual(whole.messageIds.slice(2));
+      expect(since.revisionChain).toEqual(whole.revisionChain.slice(1));
+      const same = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: head.revisionId });
+      expect(same).toMatchObject({ continuesRevisionId: head.revisionId, messages: [], messageIds: [] });
+      // A revision of another branch (or conversation) is not in the chain: the whole history.
+      const other = await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: [userText("elsewhere")] });
+      const unrelated = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: other.revisionId });
+      expect(unrelated.continuesRevisionId).toBe("");
+      expect(describeMessages(unrelated.messages)).toEqual(["user:one", "assistant:two", "user:three", "assistant:four"]);
+      await store.call("finishRun", { runId: "r1", status: RunStatus.COMPLETED });
+      const next = await store.call("beginRun", {
+        runId: "r2",
+        conversationId: "c1",
+        memberId: "m1",
+        baseRevisionId: head.revisionId,
+        initialMessages: [userText("five")],
+        withHistory: true,
+        knownRevisionId: begun.run!.headRevisionId,
+      });
+      expect(next.history?.continuesRevisionId).toBe(begun.run!.headRevisionId);
+      expect(describeMessages(next.history!.messages)).toEqual(["assistant:four", "user:five"]);
+    });
   });
 });

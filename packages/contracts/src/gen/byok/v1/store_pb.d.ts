@@ -166,6 +166,14 @@ export declare type BeginRunRequest = Message<"byok.v1.BeginRunRequest"> & {
    * @generated from field: bool with_history = 10;
    */
   withHistory: boolean;
+
+  /**
+   * with_history: a revision whose history the caller holds (see
+   * GetRevisionMessagesRequest.known_revision_id).
+   *
+   * @generated from field: string known_revision_id = 11;
+   */
+  knownRevisionId: string;
 };
 
 /**
@@ -573,6 +581,14 @@ export declare type GetRevisionMessagesRequest = Message<"byok.v1.GetRevisionMes
    * @generated from field: string revision_id = 1;
    */
   revisionId: string;
+
+  /**
+   * Optional: a revision whose history the caller holds. When it is in the
+   * chain of revision_id, only what comes after it is sent (continues_revision_id).
+   *
+   * @generated from field: string known_revision_id = 2;
+   */
+  knownRevisionId: string;
 };
 
 /**
@@ -620,6 +636,16 @@ export declare type GetRevisionMessagesResponse = Message<"byok.v1.GetRevisionMe
    * @generated from field: byok.v1.ContextAnchor anchor = 5;
    */
   anchor?: ContextAnchor | undefined;
+
+  /**
+   * Set (= the request's known_revision_id) when messages, message_ids and
+   * revision_chain are only what comes after that revision; compaction is
+   * then unset (the caller keeps what it knew) and anchor covers those
+   * revisions and the known one.
+   *
+   * @generated from field: string continues_revision_id = 6;
+   */
+  continuesRevisionId: string;
 };
 
 /**
