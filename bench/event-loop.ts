@@ -22,25 +22,18 @@
  * BENCH_PACED_INTERVAL_MS (33), BENCH_TURN_TIMEOUT_MS (120000).
  */
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { intSetting } from "./support/bench-settings.ts";
 import { GatewayArm, longConversation, textStream } from "./support/cursor-arms.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { formatMs, machineContext, percentile, renderTable } from "./support/report.ts";
 
-function intSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
 const settings = {
-  rounds: intSetting("BENCH_ROUNDS", 3, 1, 100),
-  streams: intSetting("BENCH_STREAMS", 16, 1, 256),
-  importMessages: intSetting("BENCH_IMPORT_MESSAGES", 2_000, 10, 100_000),
-  pacedChunks: intSetting("BENCH_PACED_CHUNKS", 30, 1, 10_000),
-  pacedIntervalMs: intSetting("BENCH_PACED_INTERVAL_MS", 33, 1, 10_000),
-  turnTimeoutMs: intSetting("BENCH_TURN_TIMEOUT_MS", 120_000, 1_000, 600_000),
+  rounds: intSetting(process.env, "BENCH_ROUNDS", 3, 1, 100),
+  streams: intSetting(process.env, "BENCH_STREAMS", 16, 1, 256),
+  importMessages: intSetting(process.env, "BENCH_IMPORT_MESSAGES", 2_000, 10, 100_000),
+  pacedChunks: intSetting(process.env, "BENCH_PACED_CHUNKS", 30, 1, 10_000),
+  pacedIntervalMs: intSetting(process.env, "BENCH_PACED_INTERVAL_MS", 33, 1, 10_000),
+  turnTimeoutMs: intSetting(process.env, "BENCH_TURN_TIMEOUT_MS", 120_000, 1_000, 600_000),
 };
 
 interface LoopDelay {

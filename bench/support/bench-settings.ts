@@ -33,7 +33,7 @@ export interface CursorPathSettings {
   readonly maxSeconds: number;
 }
 
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw);
