@@ -16,6 +16,7 @@ export type {
   CreatedMemberKey,
   CreatedToolRound,
   RevisionHistory,
+  KnownHistory,
   RotatedMemberKey,
   RunSlot,
   SettledCall,

@@ -59,6 +59,8 @@ export interface BegunRun {
   readonly supersededRunId: string;
   /** A repeated start (once client ids all taken): the run that took them, "imported" for client history; "" otherwise. */
   readonly duplicateOfRunId: string;
+  /** Asked with `withHistory` and the run is running: its head's history and its open tool round (undefined = none). */
+  readonly next: { readonly history: RevisionHistory; readonly openRound: ToolRoundRecord | undefined } | undefined;
 }
 
 /** tool_round.create's result: the round (the stored one when `existing`). */
@@ -107,6 +109,26 @@ export interface RevisionHistory {
   readonly anchor: ContextAnchor | undefined;
 }
 
+/** A revision whose whole history the caller holds (revision.messages then sends only what follows it). */
+export interface KnownHistory {
+  readonly revisionId: string;
+  readonly history: RevisionHistory;
+}
+
+/** A revision.messages answer as the whole history (the known part in front when the answer continues it). */
+function historyOf(response: StoreResponse<"getRevisionMessages">, known: KnownHistory | undefined): RevisionHistory {
+  if (known !== undefined && response.continuesRevisionId !== "" && response.continuesRevisionId === known.revisionId) {
+    const before = known.history;
+    return {
+      messages: [...before.messages, ...response.messages],
+      messageIds: [...before.messageIds, ...response.messageIds],
+      compaction: before.compaction,
+      anchor: response.anchor ?? before.anchor,
+    };
+  }
+  return { messages: response.messages, messageIds: response.messageIds, compaction: response.compaction, anchor: response.anchor };
+}
+
 /** revision.compact's result: the new revision and its whole history. */
 export interface CompactedHistory {
   readonly revisionId: string;
@@ -117,6 +139,9 @@ export interface CompactedHistory {
 export interface CacheUsageFilter extends UsageFilter {
   readonly conversationLimit: number;
 }
+
+/** Bytes of blob data per blob.put_many request: well under NATS's default 1 MiB payload limit. */
+const PUT_BLOBS_BATCH_BYTES = 512 * 1024;
 
 type WithError = { readonly error?: StoreError | undefined };
 
@@ -151,8 +176,16 @@ export class StoreClient {
 
   // ---- Conversation history ----
 
-  /** history.import: the client's history becomes a revision of the conversation; its id ("" for no messages). */
-  async importHistory(request: { conversationId: ConversationId; memberId: MemberId; messages: NonNullable<StoreRequest<"importHistory">["messages"]> }): Promise<string> {
+  /**
+   * history.import: the client's history becomes a revision of the conversation; its id ("" for no messages).
+   * With `baseRevisionId`, `messages` continue that revision (only what is new is sent).
+   */
+  async importHistory(request: {
+    conversationId: ConversationId;
+    memberId: MemberId;
+    messages: NonNullable<StoreRequest<"importHistory">["messages"]>;
+    baseRevisionId?: string;
+  }): Promise<string> {
     return (await this.call("importHistory", request)).revisionId;
   }
 
@@ -161,11 +194,15 @@ export class StoreClient {
     return (await this.call("getRevisionMessages", { revisionId })).messages;
   }
 
-  /** revision.messages with the message ids, the chain's compaction and its context anchor ("" = empty history). */
-  async revisionHistory(revisionId: string): Promise<RevisionHistory> {
+  /**
+   * revision.messages with the message ids, the chain's compaction and its context anchor ("" = empty history).
+   * With `known` (a revision whose history the caller holds), only what comes after it travels when it is
+   * in the chain; the result is the whole history either way.
+   */
+  async revisionHistory(revisionId: string, known?: KnownHistory): Promise<RevisionHistory> {
     if (revisionId === "") return { messages: [], messageIds: [], compaction: undefined, anchor: undefined };
-    const response = await this.call("getRevisionMessages", { revisionId });
-    return { messages: response.messages, messageIds: response.messageIds, compaction: response.compaction, anchor: response.anchor };
+    const response = await this.call("getRevisionMessages", { revisionId, ...(known === undefined ? {} : { knownRevisionId: known.revisionId }) });
+    return historyOf(response, known);
   }
 
   /** revision.compact: the run's history replaced by a summary plus kept messages, as a new revision. */
@@ -176,10 +213,20 @@ export class StoreClient {
 
   // ---- Runs ----
 
-  /** run.begin (idempotent by run id): the run takes ownership of its conversation. */
-  async beginRun(request: StoreRequest<"beginRun">): Promise<BegunRun> {
-    const response = await this.call("beginRun", request);
-    return { run: required(response.run, "run.begin", "run"), supersededRunId: response.supersededRunId, duplicateOfRunId: response.duplicateOfRunId };
+  /**
+   * run.begin (idempotent by run id): the run takes ownership of its conversation.
+   * With `withHistory`, the same reply carries what the run reads next (BegunRun.next), and with `known`
+   * only the part of the head's history after that revision travels.
+   */
+  async beginRun(request: StoreRequest<"beginRun">, known?: KnownHistory): Promise<BegunRun> {
+    const response = await this.call("beginRun", { ...request, ...(known === undefined || request.withHistory !== true ? {} : { knownRevisionId: known.revisionId }) });
+    const history = response.history;
+    return {
+      run: required(response.run, "run.begin", "run"),
+      supersededRunId: response.supersededRunId,
+      duplicateOfRunId: response.duplicateOfRunId,
+      next: history === undefined ? undefined : { history: historyOf(history, known), openRound: response.openRound },
+    };
   }
 
   /** run.append: appends to the run's head; the new revision id. */
@@ -248,6 +295,30 @@ export class StoreClient {
    */
   async putBlob(data: Uint8Array, conversationId = ""): Promise<Uint8Array> {
     return (await this.call("putBlob", { data, conversationId })).id;
+  }
+
+  /**
+   * blob.put_many: stores several blobs of one conversation, in as few
+   * requests as fit the bus's message size (PUT_BLOBS_BATCH_BYTES each; a
+   * larger blob goes alone).
+   */
+  async putBlobs(data: readonly Uint8Array[], conversationId = ""): Promise<void> {
+    let batch: Uint8Array[] = [];
+    let bytes = 0;
+    const sends: Array<Promise<unknown>> = [];
+    const flush = (): void => {
+      if (batch.length === 0) return;
+      sends.push(this.call("putBlobs", { data: batch, conversationId }));
+      batch = [];
+      bytes = 0;
+    };
+    for (const blob of data) {
+      if (bytes + blob.length > PUT_BLOBS_BATCH_BYTES) flush();
+      batch.push(blob);
+      bytes += blob.length;
+    }
+    flush();
+    await Promise.all(sends);
   }
 
   /** blob.get: the blobs the store has, keyed by the lower-case hex of their id; missing ids are absent. */

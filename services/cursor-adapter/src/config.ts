@@ -8,6 +8,7 @@ import { z } from "zod";
 import {
   commonConfigOf,
   commonEnvSchema,
+  envFlag,
   envMs,
   envPort,
   gatewayFileEnvSchema,
@@ -58,6 +59,8 @@ export const envSchema = commonEnvSchema.extend({
   MODEL_LIST_TTL_MS: envMs(10_000),
   /** Root of the prompt assets (default: the repository's prompt/). */
   PROMPT_DIR: z.string().min(1).default(REPO_PROMPT_DIR),
+  /** Read long client histories (64 roots or more) in the CPU worker pool, off the event loop (0 = on the event loop). */
+  HISTORY_IN_POOL: envFlag(true),
 });
 
 export interface CursorAdapterConfig extends CommonConfig {
@@ -78,6 +81,8 @@ export interface CursorAdapterConfig extends CommonConfig {
   readonly metrics: MetricsConfig;
   /** JETSTREAM_REPLICAS; undefined = decided from the cluster (packages/platform/src/run-streams.ts). */
   readonly streamReplicas: number | undefined;
+  /** HISTORY_IN_POOL: long histories are read in the CPU pool. */
+  readonly historyInPool: boolean;
 }
 
 export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): CursorAdapterConfig {
@@ -103,5 +108,6 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Cur
     },
     metrics: metricsConfigFrom(e),
     streamReplicas: e.JETSTREAM_REPLICAS,
+    historyInPool: e.HISTORY_IN_POOL,
   };
 }

@@ -15,7 +15,7 @@ import { everyModel, teamModels, type MemberModels } from "./models/member-model
 import { createRunSessionFactory } from "./session/factory.ts";
 import { natsPeerLink } from "./transport/nats-peer-link.ts";
 import type { RunSessionFactory } from "./transport/session-port.ts";
-import { createMarkdownPool, type PageConverter } from "./web/markdown-pool.ts";
+import { createCpuPool, type CpuPool } from "./cpu/cpu-pool.ts";
 
 export interface CursorAdapterOverrides {
   log?: Logger;
@@ -42,7 +42,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
   });
 
   let nc: NatsConnection | undefined;
-  let converter: PageConverter | undefined;
+  let cpu: CpuPool | undefined;
   let factory = overrides.sessionFactory;
   let memberModels: MemberModels = everyModel(models);
   if (!factory) {
@@ -55,14 +55,15 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       await nc.close();
       throw new Error(`cannot set up the run streams on NATS: ${(err as Error).message}`, { cause: err });
     }
-    converter = createMarkdownPool();
+    cpu = createCpuPool({ histories: config.historyInPool });
     factory = createRunSessionFactory({
       nc,
       names,
       log,
       models,
       web: config.web,
-      converter,
+      converter: cpu.converter,
+      histories: cpu.histories,
       promptDir: join(config.promptDir, "cursor"),
       timeouts: config.timeouts,
       metrics,
@@ -87,7 +88,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
     ops = await startOpsServer({ config: config.metrics, registry, log, healthy: () => connection === undefined || !connection.isClosed(), nats: () => connection });
   } catch (err) {
     await server?.stop();
-    await converter?.close();
+    await cpu?.close();
     await nc?.close();
     throw err;
   }
@@ -103,7 +104,7 @@ export async function startCursorAdapter(config: CursorAdapterConfig, overrides:
       // Let the sessions' last publishes (cancel commands for open runs) reach the bus.
       if (connection && !connection.isClosed()) await connection.drain();
       await opsServer.stop();
-      await converter?.close();
+      await cpu?.close();
     },
   };
 }

@@ -10,7 +10,7 @@ describe("loadConfig", () => {
       busPrefix: "byok",
       logLevel: "info",
       logDebugContent: false,
-      maxConcurrentRuns: 16,
+      maxConcurrentRuns: 512,
       stateAckTimeoutMs: 30_000,
       modelIdleTimeoutMs: 15_000,
       clientDeltaCoalesceMs: 4,

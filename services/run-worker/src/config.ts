@@ -31,8 +31,13 @@ export const schema = commonEnvSchema.extend({
   ...metricsEnvSchema.shape,
   /** Name of this worker in logs (default: host + pid + random suffix). */
   WORKER_ID: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional(),
-  /** Runs one worker process executes at once. */
-  MAX_CONCURRENT_RUNS: envInt(16, { min: 1 }),
+  /**
+   * Runs one worker process holds open at once. Most of an open run's life is
+   * waiting (a paced upstream, tool results, the client's acks), so this is far
+   * above the core count; each open run costs little memory (its history and a
+   * command consumer).
+   */
+  MAX_CONCURRENT_RUNS: envInt(512, { min: 1 }),
   /** How long (ms) the worker waits for the client's StateAck on a barrier. */
   STATE_ACK_TIMEOUT_MS: envMs(30_000),
   /** Model calls: silence (ms; no event, no keepalive) after which the call is unavailable. */

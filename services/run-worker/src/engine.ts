@@ -39,7 +39,7 @@ import {
   type Usage,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
-import { StoreFailure, type StoreClient } from "@byok/store-client";
+import { StoreFailure, type BegunRun, type KnownHistory, type RevisionHistory, type StoreClient } from "@byok/store-client";
 import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
 import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
 import { contextBudget, estimateInputTokens, messageText, promptTexts, requestBytes, type ContextAnchor } from "./context-estimate.ts";
@@ -131,8 +131,14 @@ export class RunEngine {
   readonly #usages: Array<Usage | undefined> = [];
   #lastUsage: Usage | undefined;
 
-  /** `runId` is `prepared.runId`, parsed by the caller. */
-  constructor(deps: EngineDeps, runId: RunId, prepared: PreparedRun, record: RunRecord) {
+  /** The revision #history is the whole history of (undefined until loaded). */
+  #known: KnownHistory | undefined;
+  /** What run.begin already read (history of the head, open round); undefined = read it here. */
+  readonly #begun: BegunRun["next"];
+
+  /** `runId` is `prepared.runId`, parsed by the caller; `begun` is BegunRun.next of the run's begin. */
+  constructor(deps: EngineDeps, runId: RunId, prepared: PreparedRun, record: RunRecord, begun?: BegunRun["next"]) {
+    this.#begun = begun;
     this.#deps = deps;
     this.#runId = runId;
     this.#prepared = prepared;
@@ -160,8 +166,16 @@ export class RunEngine {
   /** Runs the loop to its end. Throws RunInterrupted when the run's signal fired. */
   async run(): Promise<RunOutcome> {
     try {
-      await this.#loadHistory(this.#head);
-      let step = await this.#recover();
+      const begun = this.#begun;
+      let open: ToolRoundRecord | undefined;
+      if (begun === undefined) {
+        // Both reads are independent: one round trip instead of two.
+        [, open] = await Promise.all([this.#loadHistory(this.#head), this.#deps.store.getOpenToolRound(this.#runId)]);
+      } else {
+        this.#useHistory(this.#head, begun.history);
+        open = begun.openRound;
+      }
+      let step = await this.#recover(open);
       for (;;) {
         switch (step.kind) {
           case "model_call":
@@ -187,9 +201,8 @@ export class RunEngine {
   }
 
   /** Where the store says the run stands (first delivery: at its start). */
-  async #recover(): Promise<Step> {
+  async #recover(open: ToolRoundRecord | undefined): Promise<Step> {
     const runId = this.#runId;
-    const open = await this.#deps.store.getOpenToolRound(runId);
     if (open !== undefined) {
       this.#log.info({ round_id: open.roundId, results: open.results.length }, "continuing the open tool round");
       return { kind: "tool_round", round: open, start: "taken_over", startedMs: performance.now() };
@@ -441,9 +454,19 @@ export class RunEngine {
     return { turnUsage: this.turnUsage, contextTokens: tokens };
   }
 
+  /** The history this engine last held, whole (for the next run of the conversation on this worker). */
+  get knownHistory(): KnownHistory | undefined {
+    return this.#known;
+  }
+
+  /** Only what follows the revision held now travels (the store sends the rest when it is not in the chain). */
   async #loadHistory(revisionId: string): Promise<void> {
+    this.#useHistory(revisionId, await this.#deps.store.revisionHistory(revisionId, this.#known));
+  }
+
+  #useHistory(revisionId: string, loaded: RevisionHistory): void {
     this.#head = revisionId;
-    const loaded = await this.#deps.store.revisionHistory(revisionId);
+    if (revisionId !== "") this.#known = { revisionId, history: loaded };
     this.#history = loaded.messages;
     this.#messageIds = loaded.messageIds;
     const anchor = loaded.anchor;

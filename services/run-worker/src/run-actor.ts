@@ -25,7 +25,7 @@ import {
   type Usage,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
-import { StoreFailure, type StoreClient } from "@byok/store-client";
+import { StoreFailure, type BegunRun, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
 import type { CompactionConfig } from "./compaction.ts";
 import type { TokenCounters } from "./token-count.ts";
@@ -34,6 +34,7 @@ import { RunEngine, RunInterrupted, RunSuperseded } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
+import type { RecentHistories } from "./recent-histories.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
 import { isEmptyUsage } from "./usage.ts";
 import { assertNever } from "./assert-never.ts";
@@ -58,6 +59,8 @@ export interface RunActorDeps {
   readonly counters: TokenCounters;
   /** undefined = compaction off. */
   readonly compaction: CompactionConfig | undefined;
+  /** Histories this worker held, per conversation (run.begin then sends only what is new). */
+  readonly recent: RecentHistories;
 }
 
 /**
@@ -186,8 +189,9 @@ export class RunActor {
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
     let record: RunRecord;
+    let next: BegunRun["next"];
     try {
-      record = await this.#begin(runId, prepared);
+      ({ run: record, next } = await this.#begin(runId, prepared));
     } catch (err) {
       if (!(err instanceof StoreFailure)) throw err;
       if (err.kind === "unavailable" && !lastDelivery) {
@@ -251,6 +255,7 @@ export class RunActor {
       runId,
       prepared,
       record,
+      next,
     );
     let outcome: RunOutcome;
     try {
@@ -268,6 +273,8 @@ export class RunActor {
       }
     } finally {
       await commands.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
+      const known = engine.knownHistory;
+      if (known !== undefined) this.#deps.recent.set(prepared.conversationId, known);
     }
     if (outcome.kind === "abandoned") {
       this.#log.info({ reason: outcome.reason }, "leaving the run to another worker");
@@ -276,22 +283,27 @@ export class RunActor {
     return this.#finish(outcome, engine.turnUsage, client, runId, finalDelivery);
   }
 
-  async #begin(runId: RunId, prepared: PreparedRun): Promise<RunRecord> {
+  /** run.begin, answered with the head's history and open tool round (no further store round trip before the model call). */
+  async #begin(runId: RunId, prepared: PreparedRun): Promise<BegunRun> {
     const action = prepared.action;
-    const begun = await this.#deps.store.beginRun({
-      runId,
-      conversationId: prepared.conversationId,
-      memberId: prepared.memberId,
-      baseRevisionId: prepared.baseRevisionId,
-      initialMessages: action.case === "start" ? action.value.initialMessages : [],
-      onceClientIds: action.case === "start" ? action.value.onceClientIds : [],
-      parentRunId: prepared.parentRunId,
-      parentToolCallId: prepared.parentToolCallId,
-      modelId: prepared.model?.modelId ?? "",
-    });
+    const begun = await this.#deps.store.beginRun(
+      {
+        runId,
+        conversationId: prepared.conversationId,
+        memberId: prepared.memberId,
+        baseRevisionId: prepared.baseRevisionId,
+        initialMessages: action.case === "start" ? action.value.initialMessages : [],
+        onceClientIds: action.case === "start" ? action.value.onceClientIds : [],
+        parentRunId: prepared.parentRunId,
+        parentToolCallId: prepared.parentToolCallId,
+        modelId: prepared.model?.modelId ?? "",
+        withHistory: true,
+      },
+      this.#deps.recent.get(prepared.conversationId),
+    );
     if (begun.supersededRunId !== "") this.#cancelSuperseded(begun.supersededRunId, runId);
     if (begun.duplicateOfRunId !== "") this.#log.info({ duplicate_of_run_id: begun.duplicateOfRunId }, "the start was applied before; the run completed without doing anything");
-    return begun.run;
+    return begun;
   }
 
   /** The store already marked the old run cancelled; tell its owner to stop now. */

@@ -2,9 +2,12 @@
  * Taking PreparedRuns off the RUNS work queue (design/ARCHITECTURE.md §3.1):
  * the streams are ensured (same config as the adapter), the durable pull
  * consumer shared by all workers is ensured (explicit ack, ack wait, max
- * deliver), and this worker pulls one message at a time whenever it has a free
- * run slot. Pulling singly keeps workers fair: every worker with capacity has a
- * pull waiting, and the server hands each new run to the next waiting pull.
+ * deliver), and this worker pulls whenever it has free run slots: one pull
+ * asks for as many runs as there are free slots, up to PULL_BATCH, so a burst
+ * is taken in a few pulls rather than one pull per run. Every worker with
+ * capacity has a pull waiting and the server hands new runs out across the
+ * waiting pulls, so workers stay fair. A pull never asks for more runs than
+ * the worker has free slots.
  */
 import { AckPolicy, DeliverPolicy, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -15,6 +18,14 @@ const NANOS_PER_MS = 1_000_000;
 /** How long one pull waits at the server before it is renewed. */
 const PULL_EXPIRES_MS = 5_000;
 const PULL_RETRY_DELAY_MS = 1_000;
+/** The most runs one pull asks for. */
+export const PULL_BATCH = 64;
+/**
+ * The consumer's bound on delivered, unacknowledged runs (the server's default
+ * is 1000): across all workers, so well above one worker's MAX_CONCURRENT_RUNS.
+ * The workers' slots are the real bound.
+ */
+const MAX_ACK_PENDING = 100_000;
 
 export interface RunQueueOptions {
   readonly nc: NatsConnection;
@@ -42,6 +53,7 @@ export function runConsumerConfig(names: BusNames, options: { ackWaitMs: number;
     deliver_policy: DeliverPolicy.All,
     ack_wait: options.ackWaitMs * NANOS_PER_MS,
     max_deliver: options.maxDeliver,
+    max_ack_pending: MAX_ACK_PENDING,
     filter_subject: names.runStart,
   };
 }
@@ -70,7 +82,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       await Promise.race([slots.free(), stopSignal]);
       if (!taking) break;
       try {
-        pull = await consumer.fetch({ max_messages: 1, expires: PULL_EXPIRES_MS });
+        pull = await consumer.fetch({ max_messages: Math.min(slots.freeCount(), PULL_BATCH), expires: PULL_EXPIRES_MS });
         if (!taking) {
           await pull.close();
           break;
@@ -107,6 +119,10 @@ class RunSlots {
 
   constructor(limit: number) {
     this.#limit = limit;
+  }
+
+  freeCount(): number {
+    return Math.max(0, this.#limit - this.#used);
   }
 
   /** Resolves when at least one slot is free. */

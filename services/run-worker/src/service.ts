@@ -12,6 +12,7 @@ import type { RunWorkerConfig } from "./config.ts";
 import { ConsumerStats } from "./consumer-stats.ts";
 import { createRunWorkerMetrics } from "./metrics.ts";
 import { busModelInvoker } from "./model-invocation.ts";
+import { RecentHistories } from "./recent-histories.ts";
 import { RunActor } from "./run-actor.ts";
 import { startRunQueue } from "./run-queue.ts";
 import { TokenCounters } from "./token-count.ts";
@@ -80,6 +81,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     log,
     counters,
     compaction: config.compaction,
+    recent: new RecentHistories(),
   };
   const finished = new Set<Promise<void>>();
   let taken = 0;

@@ -46,6 +46,20 @@ describe("blobs", () => {
     expect(count.rows[0].n).toBe(0);
   });
 
+  it("blob.put_many stores several blobs (repeats and stored ones included) and their conversation's refs in one request", async () => {
+    const enc = new TextEncoder();
+    const [a, b, c] = [enc.encode("root a"), enc.encode("root b"), enc.encode("root c")];
+    await store.call("putBlob", { data: a });
+    const put = await store.call("putBlobs", { data: [a, b, c, b], conversationId: "conv-1" });
+    expect(put.error).toBeUndefined();
+    expect(put.ids.map((id) => Buffer.from(id).toString("hex"))).toEqual([a, b, c, b].map((d) => sha256(d).toString("hex")));
+    const got = await store.call("getBlobs", { ids: put.ids });
+    expect(got.blobs.map((blob) => Buffer.from(blob.data).toString())).toEqual(["root a", "root b", "root c"]);
+    const refs = await store.sql("SELECT count(*)::int AS n FROM blob_refs WHERE conversation_id = 'conv-1'");
+    expect(refs.rows[0].n).toBe(3);
+    expect((await store.call("putBlobs", { data: [] })).ids).toEqual([]);
+  });
+
   it("rejects malformed ids on get", async () => {
     const got = await store.call("getBlobs", { ids: [new Uint8Array([1, 2, 3])] });
     expect(got.error?.kind).toBe(StoreErrorKind.INVALID);

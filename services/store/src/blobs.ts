@@ -1,7 +1,7 @@
 /** Content-addressed blobs: id = SHA-256(bytes), checked here and by the database. */
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { query } from "./database.ts";
+import { preparedQuery } from "./database.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 
 export interface StoredBlob {
@@ -23,7 +23,7 @@ export async function putBlob(pool: pg.Pool, data: Uint8Array, expectedId: Uint8
   const id = blobId(data);
   if (expectedId.length > 0 && !id.equals(expectedId))
     return reject("invalid", `blob id ${Buffer.from(expectedId).toString("hex")} does not match SHA-256 of the data (${id.toString("hex")})`);
-  await query(
+  await preparedQuery(
     pool,
     `WITH stored AS (INSERT INTO blobs (id, bytes) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING)
      INSERT INTO blob_refs (conversation_id, blob_id) SELECT $3, $1 WHERE $3 <> '' ON CONFLICT DO NOTHING`,
@@ -32,12 +32,26 @@ export async function putBlob(pool: pg.Pool, data: Uint8Array, expectedId: Uint8
   return ok(id);
 }
 
+/** putBlob for several blobs of one conversation, in one statement; their ids in order. */
+export async function putBlobs(pool: pg.Pool, data: readonly Uint8Array[], conversationId = ""): Promise<Outcome<Buffer[]>> {
+  const ids = data.map(blobId);
+  if (ids.length === 0) return ok([]);
+  await preparedQuery(
+    pool,
+    `WITH input AS (SELECT * FROM unnest($1::bytea[], $2::bytea[]) AS t(id, bytes)),
+          stored AS (INSERT INTO blobs (id, bytes) SELECT DISTINCT ON (id) id, bytes FROM input ON CONFLICT (id) DO NOTHING)
+     INSERT INTO blob_refs (conversation_id, blob_id) SELECT DISTINCT $3::text, id FROM input WHERE $3 <> '' ON CONFLICT DO NOTHING`,
+    [ids, data.map((d) => Buffer.from(d.buffer, d.byteOffset, d.byteLength)), conversationId],
+  );
+  return ok(ids);
+}
+
 /** The blobs that exist among `ids` (in request order); a stored blob whose bytes no longer hash to its id is an error. */
 export async function getBlobs(pool: pg.Pool, ids: readonly Uint8Array[]): Promise<Outcome<StoredBlob[]>> {
   const malformed = ids.find((id) => id.length !== 32);
   if (malformed) return reject("invalid", `blob ids are 32-byte SHA-256 digests (got ${malformed.length} bytes)`);
   if (ids.length === 0) return ok([]);
-  const result = await query<{ id: Buffer; bytes: Buffer }>(pool, "SELECT id, bytes FROM blobs WHERE id = ANY($1::bytea[])", [ids.map((id) => Buffer.from(id))]);
+  const result = await preparedQuery<{ id: Buffer; bytes: Buffer }>(pool, "SELECT id, bytes FROM blobs WHERE id = ANY($1::bytea[])", [ids.map((id) => Buffer.from(id))]);
   const byId = new Map(result.rows.map((r) => [r.id.toString("hex"), r.bytes]));
   const found: StoredBlob[] = [];
   const seen = new Set<string>();

@@ -4,7 +4,7 @@
  * (run.append / tool_round.create), read with a revision's history: the newest
  * anchor of the chain lets the run worker estimate only what came after it.
  */
-import { query, type Queryable, type Transaction } from "./database.ts";
+import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
 import type { RevisionRow } from "./revisions.ts";
 
 export interface ContextAnchorRow {
@@ -19,7 +19,7 @@ export async function recordContextAnchor(
   revision: RevisionRow,
   measured: { readonly inputTokens: bigint; readonly runId: string; readonly providerCallIndex: number },
 ): Promise<void> {
-  await query(
+  await preparedQuery(
     tx,
     `INSERT INTO context_anchors (revision_id, message_count, input_tokens, run_id, provider_call_index)
      VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_id) DO NOTHING`,
@@ -30,7 +30,7 @@ export async function recordContextAnchor(
 /** The anchor with the most messages among the revisions of `chain`, if any. */
 export async function newestAnchorOf(db: Queryable, chain: readonly string[]): Promise<ContextAnchorRow | undefined> {
   if (chain.length === 0) return undefined;
-  const result = await query<{ revision_id: string; message_count: number; input_tokens: string }>(
+  const result = await preparedQuery<{ revision_id: string; message_count: number; input_tokens: string }>(
     db,
     `SELECT revision_id, message_count, input_tokens FROM context_anchors
       WHERE revision_id = ANY($1::uuid[]) ORDER BY message_count DESC LIMIT 1`,

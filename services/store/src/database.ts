@@ -3,6 +3,7 @@
  * transactions. Every error thrown by `pg` is mapped here, once, into a
  * DatabaseFailure; nothing above this module looks at pg error codes.
  */
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { migrate } from "postgres-migrations";
@@ -134,6 +135,32 @@ async function attemptTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => P
 export async function query<R extends pg.QueryResultRow>(db: Queryable, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
   try {
     return await db.query<R>(text, values);
+  } catch (error) {
+    throw toDatabaseFailure(error);
+  }
+}
+
+/** Statement names by text: the name is derived from the text, so one text always has one name. */
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `s_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * As `query`, as a named (prepared) statement: each connection parses and
+ * plans it once and then only binds and executes it. For the hot paths' fixed
+ * texts only (pg keeps every named statement per connection, without bound):
+ * never for text built from input.
+ */
+export async function preparedQuery<R extends pg.QueryResultRow>(db: Queryable, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+  try {
+    return await db.query<R>({ name: statementName(text), text, values });
   } catch (error) {
     throw toDatabaseFailure(error);
   }

@@ -71,6 +71,27 @@ describe("history.import", () => {
     expect(conversation.headRevisionId).toBe("");
   });
 
+  it("with a base revision, imports only what is new: the same revisions as a whole-history import", async () => {
+    const first = await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: [userText("one"), assistantText("two")] });
+    const whole = [userText("one"), assistantText("two"), userText("three"), assistantText("four")];
+    const continued = await store.call("importHistory", { conversationId: "c1", memberId: "m1", baseRevisionId: first.revisionId, messages: whole.slice(2) });
+    expect(continued.error).toBeUndefined();
+    expect(describeMessages((await store.call("getRevisionMessages", { revisionId: continued.revisionId })).messages)).toEqual(["user:one", "assistant:two", "user:three", "assistant:four"]);
+    // The whole history finds the revision the continuation made, and the continuation finds it again.
+    expect((await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: whole })).revisionId).toBe(continued.revisionId);
+    expect((await store.call("importHistory", { conversationId: "c1", memberId: "m1", baseRevisionId: first.revisionId, messages: whole.slice(2, 3) })).revisionId).not.toBe(continued.revisionId);
+    expect((await store.call("importHistory", { conversationId: "c1", memberId: "m1", baseRevisionId: first.revisionId, messages: whole.slice(2) })).revisionId).toBe(continued.revisionId);
+    expect((await store.call("importHistory", { conversationId: "c1", memberId: "m1", baseRevisionId: first.revisionId, messages: [] })).revisionId).toBe(first.revisionId);
+    const revisions = await store.sql("SELECT count(*)::int AS n FROM revisions");
+    expect(revisions.rows[0].n).toBe(3);
+    // A base of another conversation (or none at all) is refused.
+    await store.call("importHistory", { conversationId: "c2", memberId: "m1", messages: [userText("other")] });
+    const foreign = await store.call("importHistory", { conversationId: "c2", memberId: "m1", baseRevisionId: first.revisionId, messages: [userText("x")] });
+    expect(foreign.error?.kind).toBe(StoreErrorKind.NOT_FOUND);
+    const stolen = await store.call("importHistory", { conversationId: "c1", memberId: "mallory", baseRevisionId: first.revisionId, messages: [] });
+    expect(stolen.error?.kind).toBe(StoreErrorKind.FORBIDDEN);
+  });
+
   it("refuses to import into another member's conversation", async () => {
     await store.call("importHistory", { conversationId: "c1", memberId: "alice", messages: [userText("mine")] });
     const stolen = await store.call("importHistory", { conversationId: "c1", memberId: "mallory", messages: [userText("mine")] });

@@ -6,7 +6,7 @@
  * history; one appended by a run that failed or was cancelled does not (a
  * retry of that start is applied again).
  */
-import { query, type Queryable } from "./database.ts";
+import { preparedQuery, type Queryable } from "./database.ts";
 
 /** Marks a client id taken by history the client imported (no run appended it). */
 export const IMPORTED_HOLDER = "imported";
@@ -15,7 +15,7 @@ export const IMPORTED_HOLDER = "imported";
 export async function takenClientIds(db: Queryable, conversationId: string, clientIds: readonly string[]): Promise<Map<string, string>> {
   if (clientIds.length === 0) return new Map();
   // Message bodies are protobuf JSON of byok.v1.Message: {"user": {"clientId": ...}}.
-  const result = await query<{ client_id: string; run_id: string | null }>(
+  const result = await preparedQuery<{ client_id: string; run_id: string | null }>(
     db,
     `SELECT DISTINCT ON (m.body #>> '{user,clientId}') m.body #>> '{user,clientId}' AS client_id, v.run_id
        FROM messages m

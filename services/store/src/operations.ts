@@ -7,8 +7,8 @@
  */
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type pg from "pg";
-import type { StoreOperations } from "@byok/contracts";
-import { getBlobs, putBlob } from "./blobs.ts";
+import type { BeginRunResponseSchema, GetRevisionMessagesResponseSchema, StoreOperations } from "@byok/contracts";
+import { getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { cacheUsage } from "./cache-usage.ts";
 import { compactHistory } from "./compaction.ts";
 import { newestAnchorOf } from "./context-anchors.ts";
@@ -20,7 +20,7 @@ import { ok, reject, type Outcome } from "./outcome.ts";
 import { loadRevisionHistory } from "./revisions.ts";
 import { appendMessages } from "./run-append.ts";
 import { beginRun, finishRun } from "./run-lifecycle.ts";
-import { findChildRuns, findRun } from "./run-rows.ts";
+import { findChildRuns, findRun, type RunRow } from "./run-rows.ts";
 import { findCommittedResult } from "./tool-round-rows.ts";
 import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
 import { createAuditHandlers } from "./audit/audit-operations.ts";
@@ -44,25 +44,29 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
     ...createControlHandlers(pool, now),
     ...createAuditHandlers(pool, retention ?? { runNow: () => purgeExpiredContent(pool, now()) }),
     importHistory: async (req) =>
-      map(await importHistory(pool, { conversationId: req.conversationId, memberId: req.memberId, messages: req.messages }), (v) => ({
+      map(await importHistory(pool, { conversationId: req.conversationId, memberId: req.memberId, messages: req.messages, baseRevisionId: req.baseRevisionId }), (v) => ({
         revisionId: v.revisionId,
       })),
 
-    beginRun: async (req) =>
-      map(
-        await beginRun(pool, {
-          runId: req.runId,
-          conversationId: req.conversationId,
-          memberId: req.memberId,
-          baseRevisionId: req.baseRevisionId,
-          initialMessages: req.initialMessages,
-          parentRunId: req.parentRunId,
-          parentToolCallId: req.parentToolCallId,
-          modelId: req.modelId,
-          onceClientIds: req.onceClientIds,
-        }),
-        (v) => ({ run: runRecord(v.run), supersededRunId: v.supersededRunId ?? "", duplicateOfRunId: v.duplicateOf ?? "" }),
-      ),
+    beginRun: async (req) => {
+      const begun = await beginRun(pool, {
+        runId: req.runId,
+        conversationId: req.conversationId,
+        memberId: req.memberId,
+        baseRevisionId: req.baseRevisionId,
+        initialMessages: req.initialMessages,
+        parentRunId: req.parentRunId,
+        parentToolCallId: req.parentToolCallId,
+        modelId: req.modelId,
+        onceClientIds: req.onceClientIds,
+      });
+      if (begun.kind !== "ok") return begun;
+      const { run, supersededRunId, duplicateOf } = begun.value;
+      const response = { run: runRecord(run), supersededRunId: supersededRunId ?? "", duplicateOfRunId: duplicateOf ?? "" };
+      if (!req.withHistory || run.status !== "running") return ok(response);
+      const next = await nextOfBegunRun(pool, run, req.knownRevisionId);
+      return next.kind === "ok" ? ok({ ...response, ...next.value }) : next;
+    },
 
     appendMessages: async (req) =>
       map(
@@ -110,19 +114,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       });
     },
 
-    getRevisionMessages: async (req) => {
-      if (req.revisionId === "") return ok({ messages: [], messageIds: [], revisionChain: [] });
-      const history = await loadRevisionHistory(pool, req.revisionId);
-      if (!history) return reject("not_found", `revision ${req.revisionId} not found`);
-      const anchor = await newestAnchorOf(pool, history.chain);
-      return ok({
-        messages: history.messages,
-        messageIds: history.messageIds,
-        revisionChain: history.chain,
-        ...(history.compaction === undefined ? {} : { compaction: history.compaction }),
-        ...(anchor === undefined ? {} : { anchor }),
-      });
-    },
+    getRevisionMessages: async (req) => revisionMessages(pool, req.revisionId, req.knownRevisionId),
 
     compactHistory: async (req) =>
       map(
@@ -138,6 +130,8 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       ),
 
     putBlob: async (req) => map(await putBlob(pool, req.data, req.expectedId, req.conversationId), (id) => ({ id })),
+
+    putBlobs: async (req) => map(await putBlobs(pool, req.data, req.conversationId), (ids) => ({ ids })),
 
     getBlobs: async (req) => map(await getBlobs(pool, req.ids), (blobs) => ({ blobs: blobs.map((b) => ({ id: b.id, data: b.data })) })),
 
@@ -200,4 +194,41 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
         models: v.models.map(cacheUsageRecord),
       })),
   };
+}
+
+/** revision.messages: the history of a revision with its chain, compaction and newest anchor ("" = empty). */
+async function revisionMessages(pool: pg.Pool, revisionId: string, knownId = ""): Promise<Outcome<MessageInitShape<typeof GetRevisionMessagesResponseSchema>>> {
+  if (revisionId === "") return ok({ messages: [], messageIds: [], revisionChain: [] });
+  const history = await loadRevisionHistory(pool, revisionId, knownId);
+  if (!history) return reject("not_found", `revision ${revisionId} not found`);
+  // The known revision itself may have been measured after the caller read it (a call built from it).
+  const anchor = await newestAnchorOf(pool, history.continues === undefined ? history.chain : [history.continues, ...history.chain]);
+  return ok({
+    messages: history.messages,
+    messageIds: history.messageIds,
+    revisionChain: history.chain,
+    ...(history.compaction === undefined ? {} : { compaction: history.compaction }),
+    ...(anchor === undefined ? {} : { anchor }),
+    ...(history.continues === undefined ? {} : { continuesRevisionId: history.continues }),
+  });
+}
+
+/**
+ * What the run worker reads right after run.begin, read after the begin
+ * committed: the history of the run's head (immutable revisions) and, for a
+ * repeated begin, its open tool round (a first begin has just created the run,
+ * which cannot have a round yet). Both reads run at once.
+ */
+async function nextOfBegunRun(
+  pool: pg.Pool,
+  run: RunRow,
+  knownId: string,
+): Promise<Outcome<Pick<MessageInitShape<typeof BeginRunResponseSchema>, "history" | "openRound">>> {
+  const [history, open] = await Promise.all([
+    revisionMessages(pool, run.headRevisionId ?? "", knownId),
+    run.beginCount > 1 ? getOpenToolRound(pool, run.id) : Promise.resolve(ok(undefined)),
+  ]);
+  if (history.kind !== "ok") return history;
+  if (open.kind !== "ok") return open;
+  return ok({ history: history.value, ...(open.value === undefined ? {} : { openRound: toolRoundRecord(open.value) }) });
 }

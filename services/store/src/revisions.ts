@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { Message } from "@byok/contracts";
-import { query, type Queryable, type Transaction } from "./database.ts";
+import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
 import { fromStoredJson, prefixDigests, type CanonicalMessage } from "./message-codec.ts";
 
 export interface RevisionRow {
@@ -24,6 +24,8 @@ export interface RevisionHistory {
   readonly messages: Message[];
   /** Set when the chain's root is a compacted revision. */
   readonly compaction: CompactionOfChain | undefined;
+  /** Set when this is only what comes after that (known) revision. */
+  readonly continues?: string;
 }
 
 /** The compaction a chain starts from (its root revision replaced `sourceRevisionId`). */
@@ -57,14 +59,14 @@ const REVISION_COLUMNS = "id, conversation_id, parent_id, message_count, digest"
 
 export async function findRevision(db: Queryable, revisionId: string): Promise<RevisionRow | undefined> {
   if (!isRevisionId(revisionId)) return undefined;
-  const result = await query<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE id = $1`, [revisionId]);
+  const result = await preparedQuery<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE id = $1`, [revisionId]);
   const row = result.rows[0];
   return row ? fromDb(row) : undefined;
 }
 
 /** The revision a run appended under `appendKey`, if it did. */
 export async function findRunAppend(db: Queryable, runId: string, appendKey: string): Promise<RevisionRow | undefined> {
-  const result = await query<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE run_id = $1 AND append_key = $2`, [runId, appendKey]);
+  const result = await preparedQuery<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE run_id = $1 AND append_key = $2`, [runId, appendKey]);
   const row = result.rows[0];
   return row ? fromDb(row) : undefined;
 }
@@ -75,7 +77,7 @@ export async function findRunAppend(db: Queryable, runId: string, appendKey: str
  */
 export async function findLongestDigestMatch(db: Queryable, conversationId: string, digests: readonly Buffer[]): Promise<RevisionRow | undefined> {
   if (digests.length === 0) return undefined;
-  const result = await query<RevisionDbRow>(
+  const result = await preparedQuery<RevisionDbRow>(
     db,
     `SELECT ${REVISION_COLUMNS} FROM revisions
       WHERE conversation_id = $1 AND digest = ANY($2::bytea[])
@@ -113,7 +115,7 @@ export interface CompactedRevisionInput {
  */
 export async function insertCompactedRevision(tx: Transaction, input: CompactedRevisionInput): Promise<RevisionRow> {
   const summaryId = randomUUID();
-  await query(tx, "INSERT INTO messages (id, conversation_id, body, digest) VALUES ($1, $2, $3::jsonb, $4)", [
+  await preparedQuery(tx, "INSERT INTO messages (id, conversation_id, body, digest) VALUES ($1, $2, $3::jsonb, $4)", [
     summaryId,
     input.conversationId,
     JSON.stringify(input.summary.json),
@@ -128,7 +130,7 @@ export async function insertCompactedRevision(tx: Transaction, input: CompactedR
     messageCount: history.length,
     digest: digests[digests.length - 1] as Buffer,
   };
-  await query(
+  await preparedQuery(
     tx,
     `INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key, compacted_from_id, summarized_count)
      VALUES ($1, $2, NULL, $3::uuid[], $4, $5, $6, $7, $8, $9)`,
@@ -151,7 +153,7 @@ export async function insertCompactedRevision(tx: Transaction, input: CompactedR
 export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<RevisionRow> {
   if (input.messages.length === 0) throw new Error("appendRevision needs at least one message");
   const messageIds = input.messages.map(() => randomUUID());
-  await query(
+  await preparedQuery(
     tx,
     `INSERT INTO messages (id, conversation_id, body, digest)
      SELECT id, $1, body, digest FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[]) AS m(id, body, digest)`,
@@ -166,7 +168,7 @@ export async function appendRevision(tx: Transaction, input: AppendRevisionInput
     messageCount: (input.parent?.messageCount ?? 0) + input.messages.length,
     digest,
   };
-  await query(
+  await preparedQuery(
     tx,
     `INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key)
      VALUES ($1, $2, $3, $4::uuid[], $5, $6, $7, $8)`,
@@ -177,7 +179,7 @@ export async function appendRevision(tx: Transaction, input: AppendRevisionInput
 
 /** Messages appended by one revision (not its ancestors), in order. */
 export async function loadRevisionOwnMessages(db: Queryable, revisionId: string): Promise<Message[]> {
-  const result = await query<{ body: JsonValue }>(
+  const result = await preparedQuery<{ body: JsonValue }>(
     db,
     `SELECT m.body FROM revisions r
        CROSS JOIN LATERAL unnest(r.message_ids) WITH ORDINALITY AS x(message_id, position)
@@ -188,33 +190,56 @@ export async function loadRevisionOwnMessages(db: Queryable, revisionId: string)
   return result.rows.map((r) => fromStoredJson(r.body).message);
 }
 
-/** Full history of a revision, oldest message first; undefined for an unknown revision. */
-export async function loadRevisionHistory(db: Queryable, revisionId: string): Promise<RevisionHistory | undefined> {
-  if (!isRevisionId(revisionId)) return undefined;
-  const chain = await query<{ id: string; message_ids: string[]; compacted_from_id: string | null; summarized_count: number | null; run_id: string | null }>(
-    db,
-    `WITH RECURSIVE chain AS (
+interface ChainRow {
+  id: string;
+  message_ids: string[];
+  compacted_from_id: string | null;
+  summarized_count: number | null;
+  run_id: string | null;
+}
+
+const CHAIN_QUERY = `WITH RECURSIVE chain AS (
        SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
        UNION ALL
        SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
          FROM revisions r JOIN chain c ON r.id = c.parent_id
      )
-     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`,
-    [revisionId],
-  );
-  const root = chain.rows[0];
-  if (root === undefined) return undefined;
+     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`;
+
+/** The chain from `revisionId` back to `knownId` (included) or to its root when `knownId` is not in it. */
+const CHAIN_SINCE_QUERY = `WITH RECURSIVE chain AS (
+       SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
+       UNION ALL
+       SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
+         FROM revisions r JOIN chain c ON r.id = c.parent_id WHERE c.id <> $2::uuid
+     )
+     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`;
+
+/**
+ * Full history of a revision, oldest message first; undefined for an unknown revision.
+ * With `knownId` in its chain: only what comes after that revision (`continues` = knownId;
+ * `compaction` then only if one of those revisions starts the chain, which cannot happen).
+ */
+export async function loadRevisionHistory(db: Queryable, revisionId: string, knownId = ""): Promise<RevisionHistory | undefined> {
+  if (!isRevisionId(revisionId)) return undefined;
+  const since = knownId !== "" && isRevisionId(knownId);
+  const chain = await preparedQuery<ChainRow>(db, since ? CHAIN_SINCE_QUERY : CHAIN_QUERY, since ? [revisionId, knownId] : [revisionId]);
+  let rows = chain.rows;
+  const continues = since && rows[0]?.id === knownId;
+  if (continues) rows = rows.slice(1);
+  const root = rows[0];
+  if (root === undefined && !continues) return undefined;
   const compaction: CompactionOfChain | undefined =
-    root.compacted_from_id === null
+    continues || root === undefined || root.compacted_from_id === null
       ? undefined
       : { revisionId: root.id, sourceRevisionId: root.compacted_from_id, summarizedCount: root.summarized_count ?? 0, runId: root.run_id ?? "" };
-  const messageIds = chain.rows.flatMap((r) => r.message_ids);
-  const bodies = await query<{ id: string; body: JsonValue }>(db, "SELECT id, body FROM messages WHERE id = ANY($1::uuid[])", [messageIds]);
+  const messageIds = rows.flatMap((r) => r.message_ids);
+  const bodies = await preparedQuery<{ id: string; body: JsonValue }>(db, "SELECT id, body FROM messages WHERE id = ANY($1::uuid[])", [messageIds]);
   const byId = new Map(bodies.rows.map((r) => [r.id, r.body]));
   const messages = messageIds.map((id) => {
     const body = byId.get(id);
     if (body === undefined) throw new Error(`revision ${revisionId} references missing message ${id}`);
     return fromStoredJson(body).message;
   });
-  return { chain: chain.rows.map((r) => r.id), messageIds, messages, compaction };
+  return { chain: rows.map((r) => r.id), messageIds, messages, compaction, ...(continues ? { continues: knownId } : {}) };
 }

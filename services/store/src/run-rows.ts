@@ -1,7 +1,7 @@
 /** The runs table: row shape, reads and the small updates shared by run operations. */
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { UsageSchema, type Usage } from "@byok/contracts";
-import { query, type Queryable, type Transaction } from "./database.ts";
+import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
 
 export type RunState = "running" | "completed" | "cancelled" | "failed";
 export type TerminalRunState = Exclude<RunState, "running">;
@@ -68,14 +68,14 @@ export const RUN_COLUMNS = `id, conversation_id, member_id, parent_run_id, paren
   failure_message, usage, provider_call_index, start_revision_id, head_revision_id, begin_count`;
 
 export async function findRun(db: Queryable, runId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<RunRow | undefined> {
-  const result = await query<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1${lock === "lock" ? " FOR UPDATE" : ""}`, [runId]);
+  const result = await preparedQuery<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1${lock === "lock" ? " FOR UPDATE" : ""}`, [runId]);
   const row = result.rows[0];
   return row ? runFromDb(row) : undefined;
 }
 
 /** Counts one more run.begin for an existing run and returns it; undefined when the run does not exist. */
 export async function countRepeatedBegin(tx: Transaction, runId: string): Promise<RunRow | undefined> {
-  const result = await query<RunDbRow>(tx, `UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}`, [runId]);
+  const result = await preparedQuery<RunDbRow>(tx, `UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}`, [runId]);
   const row = result.rows[0];
   return row ? runFromDb(row) : undefined;
 }
@@ -85,7 +85,7 @@ export type NewRun = Pick<RunRow, "id" | "conversationId" | "memberId" | "parent
 
 /** `status` running (a run that starts) or completed (a repeated start that does nothing; finished at once). */
 export async function insertRun(tx: Transaction, run: NewRun, status: "running" | "completed" = "running"): Promise<RunRow> {
-  const result = await query<RunDbRow>(
+  const result = await preparedQuery<RunDbRow>(
     tx,
     `INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id, finished_at)
      VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, $8, $7, $7, CASE WHEN $8 = 'running' THEN NULL ELSE now() END) RETURNING ${RUN_COLUMNS}`,
@@ -96,7 +96,7 @@ export async function insertRun(tx: Transaction, run: NewRun, status: "running" 
 
 /** The sub-agent runs `parentRunId` started, oldest first. */
 export async function findChildRuns(db: Queryable, parentRunId: string): Promise<RunRow[]> {
-  const result = await query<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, [parentRunId]);
+  const result = await preparedQuery<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, [parentRunId]);
   return result.rows.map(runFromDb);
 }
 
@@ -109,7 +109,7 @@ export interface RunTermination {
 }
 
 export async function terminateRun(tx: Transaction, runId: string, end: RunTermination): Promise<RunRow> {
-  const result = await query<RunDbRow>(
+  const result = await preparedQuery<RunDbRow>(
     tx,
     `UPDATE runs SET status = $2, failure_kind = $3, failure_message = NULLIF($4, ''), usage = COALESCE($5::jsonb, usage),
             finished_at = now(), updated_at = now()
@@ -121,7 +121,7 @@ export async function terminateRun(tx: Transaction, runId: string, end: RunTermi
 
 /** Records that the run moved the conversation head (and which model call it came from). */
 export async function recordRunHead(tx: Transaction, runId: string, headRevisionId: string, providerCallIndex: number): Promise<void> {
-  await query(
+  await preparedQuery(
     tx,
     `UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
     [runId, headRevisionId, providerCallIndex],
@@ -130,5 +130,5 @@ export async function recordRunHead(tx: Transaction, runId: string, headRevision
 
 /** Records the highest model call index the run has used (tool rounds do not move the head). */
 export async function recordProviderCallIndex(tx: Transaction, runId: string, providerCallIndex: number): Promise<void> {
-  await query(tx, "UPDATE runs SET provider_call_index = GREATEST(provider_call_index, $2), updated_at = now() WHERE id = $1", [runId, providerCallIndex]);
+  await preparedQuery(tx, "UPDATE runs SET provider_call_index = GREATEST(provider_call_index, $2), updated_at = now() WHERE id = $1", [runId, providerCallIndex]);
 }

@@ -35,6 +35,40 @@ describe("runs", () => {
       expect(conversation).toMatchObject({ activeRunId: "r1", headRevisionId: begun.run!.startRevisionId });
     });
 
+    it("with_history answers with the head's history in the same reply (none for a completed repeat start)", async () => {
+      const base = await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: [userText("earlier")] });
+      const begun = await store.call("beginRun", {
+        runId: "r1",
+        conversationId: "c1",
+        memberId: "m1",
+        baseRevisionId: base.revisionId,
+        initialMessages: [userText("question", "u1")],
+        onceClientIds: ["u1"],
+        withHistory: true,
+      });
+      expect(begun.error).toBeUndefined();
+      expect(describeMessages(begun.history!.messages)).toEqual(["user:earlier", "user:question"]);
+      const separate = await store.call("getRevisionMessages", { revisionId: begun.run!.headRevisionId });
+      expect(begun.history!.messageIds).toEqual(separate.messageIds);
+      expect(begun.history!.revisionChain).toEqual(separate.revisionChain);
+      expect(begun.openRound).toBeUndefined();
+      await store.call("finishRun", { runId: "r1", status: RunStatus.COMPLETED });
+
+      const empty = await store.call("beginRun", { runId: "r2", conversationId: "c2", memberId: "m1", withHistory: true });
+      expect(empty.history).toMatchObject({ messages: [], messageIds: [] });
+      const repeated = await store.call("beginRun", {
+        runId: "r3",
+        conversationId: "c1",
+        memberId: "m1",
+        baseRevisionId: begun.run!.headRevisionId,
+        initialMessages: [userText("question", "u1")],
+        onceClientIds: ["u1"],
+        withHistory: true,
+      });
+      expect(repeated.run!.status).toBe(RunStatus.COMPLETED);
+      expect(repeated.history).toBeUndefined();
+    });
+
     it("is idempotent by run id: a redelivered begin counts but appends nothing", async () => {
       const request = { runId: "r1", conversationId: "c1", memberId: "m1", initialMessages: [userText("question")] };
       const first = await store.call("beginRun", request);
@@ -211,6 +245,40 @@ describe("runs", () => {
       const empty = await store.call("getRevisionMessages", { revisionId: "" });
       expect(empty.error).toBeUndefined();
       expect(empty.messages).toEqual([]);
+    });
+
+    it("with a known revision in the chain, sends only what follows it (run.begin too); otherwise the whole history", async () => {
+      const base = await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: [userText("one"), assistantText("two")] });
+      const begun = await store.call("beginRun", { runId: "r1", conversationId: "c1", memberId: "m1", baseRevisionId: base.revisionId, initialMessages: [userText("three")] });
+      const head = await store.call("appendMessages", { runId: "r1", expectedHeadRevisionId: begun.run!.headRevisionId, messages: [assistantText("four")], providerCallIndex: 1, requestInputTokens: 123n });
+      // The call was built from the start revision and measured after a reader held it: its anchor still comes back.
+      const fromStart = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: begun.run!.headRevisionId });
+      expect(fromStart.anchor).toMatchObject({ messageCount: 3, inputTokens: 123n });
+      const since = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: base.revisionId });
+      expect(since.continuesRevisionId).toBe(base.revisionId);
+      expect(describeMessages(since.messages)).toEqual(["user:three", "assistant:four"]);
+      const whole = await store.call("getRevisionMessages", { revisionId: head.revisionId });
+      expect(since.messageIds).toEqual(whole.messageIds.slice(2));
+      expect(since.revisionChain).toEqual(whole.revisionChain.slice(1));
+      const same = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: head.revisionId });
+      expect(same).toMatchObject({ continuesRevisionId: head.revisionId, messages: [], messageIds: [] });
+      // A revision of another branch (or conversation) is not in the chain: the whole history.
+      const other = await store.call("importHistory", { conversationId: "c1", memberId: "m1", messages: [userText("elsewhere")] });
+      const unrelated = await store.call("getRevisionMessages", { revisionId: head.revisionId, knownRevisionId: other.revisionId });
+      expect(unrelated.continuesRevisionId).toBe("");
+      expect(describeMessages(unrelated.messages)).toEqual(["user:one", "assistant:two", "user:three", "assistant:four"]);
+      await store.call("finishRun", { runId: "r1", status: RunStatus.COMPLETED });
+      const next = await store.call("beginRun", {
+        runId: "r2",
+        conversationId: "c1",
+        memberId: "m1",
+        baseRevisionId: head.revisionId,
+        initialMessages: [userText("five")],
+        withHistory: true,
+        knownRevisionId: begun.run!.headRevisionId,
+      });
+      expect(next.history?.continuesRevisionId).toBe(begun.run!.headRevisionId);
+      expect(describeMessages(next.history!.messages)).toEqual(["assistant:four", "user:five"]);
     });
   });
 });

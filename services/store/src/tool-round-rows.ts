@@ -1,7 +1,7 @@
 /** The tool_rounds and tool_results tables: row shapes and reads. */
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { AssistantMessageSchema, ToolCallPartSchema, type AssistantMessage, type ToolCallPart } from "@byok/contracts";
-import { query, type Queryable, type Transaction } from "./database.ts";
+import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
 
 export interface ToolResultRow {
   readonly callId: string;
@@ -53,7 +53,7 @@ const ROUND_COLUMNS = "run_id, id, base_revision_id, assistant, calls, provider_
 
 async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<ToolRoundRow | undefined> {
   if (!row) return undefined;
-  const results = await query<ResultDbRow>(
+  const results = await preparedQuery<ResultDbRow>(
     db,
     `SELECT call_id, completion_seq, content, is_error, revision_id FROM tool_results
       WHERE run_id = $1 AND round_id = $2 ORDER BY completion_seq`,
@@ -79,7 +79,7 @@ async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<
 }
 
 export async function findRound(db: Queryable, runId: string, roundId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  const result = await query<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND id = $2${lock === "lock" ? " FOR UPDATE" : ""}`, [
+  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND id = $2${lock === "lock" ? " FOR UPDATE" : ""}`, [
     runId,
     roundId,
   ]);
@@ -87,13 +87,13 @@ export async function findRound(db: Queryable, runId: string, roundId: string, l
 }
 
 export async function findRoundByCallIndex(db: Queryable, runId: string, providerCallIndex: number): Promise<ToolRoundRow | undefined> {
-  const result = await query<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2`, [runId, providerCallIndex]);
+  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2`, [runId, providerCallIndex]);
   return withResults(db, result.rows[0]);
 }
 
 /** `share` waits for a result commit in progress, so version and results are read consistently. */
 export async function findOpenRound(db: Queryable, runId: string, lock: "share" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  const result = await query<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND status = 'open'${lock === "share" ? " FOR SHARE" : ""}`, [
+  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND status = 'open'${lock === "share" ? " FOR SHARE" : ""}`, [
     runId,
   ]);
   return withResults(db, result.rows[0]);
@@ -109,7 +109,7 @@ export interface NewToolRound {
 }
 
 export async function insertRound(tx: Transaction, round: NewToolRound): Promise<ToolRoundRow> {
-  await query(
+  await preparedQuery(
     tx,
     `INSERT INTO tool_rounds (run_id, id, base_revision_id, assistant, calls, provider_call_index, status, version)
      VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, 'open', 1)`,
@@ -132,13 +132,13 @@ export interface NewToolResult extends ToolResultRow {
 
 /** Inserts the result and bumps the round version (settling it when `settles`); returns the new version. */
 export async function insertResult(tx: Transaction, result: NewToolResult, settles: boolean): Promise<number> {
-  await query(
+  await preparedQuery(
     tx,
     `INSERT INTO tool_results (run_id, round_id, call_id, completion_seq, content, is_error, revision_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     [result.runId, result.roundId, result.callId, result.completionSeq, result.content, result.isError, result.revisionId],
   );
-  const updated = await query<{ version: number }>(
+  const updated = await preparedQuery<{ version: number }>(
     tx,
     `UPDATE tool_rounds SET version = version + 1,
             status = CASE WHEN $3::boolean THEN 'settled' ELSE status END,
@@ -159,7 +159,7 @@ export async function findCommittedResult(
   call: { callId: string; name: string; argumentsJson: string },
 ): Promise<{ content: string; isError: boolean; runId: string } | undefined> {
   // tool_rounds.calls holds the calls as protobuf JSON of ToolCallPart (callId, name, argumentsJson).
-  const result = await query<{ content: string; is_error: boolean; run_id: string }>(
+  const result = await preparedQuery<{ content: string; is_error: boolean; run_id: string }>(
     db,
     `SELECT tr.content, tr.is_error, tr.run_id
        FROM runs r

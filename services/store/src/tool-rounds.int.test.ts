@@ -45,6 +45,19 @@ describe("tool rounds", () => {
     return store.call("commitToolResult", { runId: "r1", roundId, callId, content, isError });
   }
 
+  it("a repeated run.begin with_history answers with the open round and its committed results", async () => {
+    await createRound();
+    expect((await commit("B", "grep output")).error).toBeUndefined();
+    const again = await store.call("beginRun", { runId: "r1", conversationId: "c1", memberId: "m1", initialMessages: [userText("do it")], withHistory: true });
+    expect(again.error).toBeUndefined();
+    expect(again.run!.beginCount).toBe(2);
+    const open = await store.call("getOpenToolRound", { runId: "r1" });
+    expect(again.openRound).toEqual(open.round);
+    expect(again.openRound!.results.map((r) => r.callId)).toEqual(["B"]);
+    const separate = await store.call("getRevisionMessages", { revisionId: again.run!.headRevisionId });
+    expect(again.history!.messages).toEqual(separate.messages);
+  });
+
   it("persists the round before any result and appends nothing to the history", async () => {
     const created = await createRound();
     expect(created.existing).toBe(false);

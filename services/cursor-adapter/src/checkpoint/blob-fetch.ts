@@ -1,10 +1,15 @@
 /**
  * Getting the bytes of blobs the client referenced (history roots, images):
  * first what the client pushed with the run request (pre_fetched_blobs), then
- * the store, then the client itself over KV GET. Blobs the store lacked are
- * saved with blob.put (for the run's conversation) so the next turn finds them there. Every byte string is
+ * the store (one blob.get), then the client itself over KV GET, at most
+ * KV_GETS_IN_FLIGHT at a time (a long history the store lacks is thousands of
+ * GETs: pipelined, without handing the client all of them at once, whose
+ * deadlines would then run while they wait in its queue). Blobs the store
+ * lacked are saved in as few blob.put_many requests as fit (for the run's
+ * conversation) so the next turn finds them there. Every byte string is
  * checked against its SHA-256 id.
  */
+import pLimit from "p-limit";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
 import type { StoreClient } from "@byok/store-client";
@@ -15,10 +20,13 @@ export interface BlobSources {
   /** The run's conversation: the store records that it uses the blobs saved here (retention). */
   conversationId: string;
   prefetched: ReadonlyMap<string, Uint8Array>;
-  store: Pick<StoreClient, "getBlobs" | "putBlob">;
+  store: Pick<StoreClient, "getBlobs" | "putBlobs">;
   kv: KvChannel;
   log: Logger;
 }
+
+/** KV GETs one run has outstanding at the client at once. */
+const KV_GETS_IN_FLIGHT = 64;
 
 /** Pre-fetched blobs by hex id; entries whose bytes do not match their id are dropped. */
 export function prefetchedBlobs(blobs: readonly agent.PreFetchedBlob[], log: Logger): Map<string, Uint8Array> {
@@ -57,7 +65,8 @@ export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSource
 
   const askClient = missing.filter((id) => !found.has(blobKey(id)));
   if (askClient.length > 0) sources.log.debug({ blobs: askClient.length }, "asking the client for blobs");
-  const fetched = await Promise.all(askClient.map((id) => sources.kv.get(id)));
+  const limit = pLimit(KV_GETS_IN_FLIGHT);
+  const fetched = await Promise.all(askClient.map((id) => limit(() => sources.kv.get(id))));
   askClient.forEach((id, i) => {
     const bytes = fetched[i]!;
     found.set(blobKey(id), bytes);
@@ -66,6 +75,6 @@ export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSource
 
   // Pre-fetched blobs were not looked up in the store; it is content-addressed,
   // so saving one it already has is harmless.
-  await Promise.all(fromClient.map((bytes) => sources.store.putBlob(bytes, sources.conversationId)));
+  await sources.store.putBlobs(fromClient, sources.conversationId);
   return found;
 }

@@ -25,14 +25,17 @@ export function rootBlobIds(roots: readonly Uint8Array[]): Uint8Array[] {
   return roots.filter((root) => root.length === BLOB_ID_BYTES);
 }
 
+/** `firstIndex`: the index of `roots[0]` in the whole list (> 0 when only the roots after a remembered prefix are read). */
 export function readClientHistory(
   roots: readonly Uint8Array[],
   blobs: ReadonlyMap<string, Uint8Array>,
   onIgnored: (index: number, reason: string) => void,
+  firstIndex = 0,
 ): ClientHistory {
   const historyRoots: Uint8Array[] = [];
   const messages: Message[] = [];
-  roots.forEach((root, index) => {
+  roots.forEach((root, offset) => {
+    const index = firstIndex + offset;
     const bytes = root.length === BLOB_ID_BYTES ? blobs.get(blobKey(root)) : root;
     if (bytes === undefined) throw new HistoryImportError(`root ${index} (${blobKey(root)}) could not be fetched`);
     let imported;

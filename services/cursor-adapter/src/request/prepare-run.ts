@@ -16,6 +16,7 @@ import {
   PreparedRunSchema,
   RunClientKind,
   type AssistantMessage,
+  type ConversationId,
   type MemberId,
   type Message,
   type PreparedRun,
@@ -23,7 +24,7 @@ import {
 } from "@byok/contracts";
 import { agent, type tools } from "@byok/cursor-protocol";
 import type { Logger, ModelConfig } from "@byok/platform";
-import type { StoreClient } from "@byok/store-client";
+import { StoreFailure, type StoreClient } from "@byok/store-client";
 import { fetchBlobs, type BlobSources } from "../checkpoint/blob-fetch.ts";
 import { blobKey } from "../checkpoint/blob-id.ts";
 import { decodeTodos } from "../checkpoint/todo-blobs.ts";
@@ -36,10 +37,12 @@ import { parsePendingToolCallsJson, type PendingToolCalls } from "../tools/pendi
 import { subagentModelOf, type SubagentSetup } from "../tools/subagent-setup.ts";
 import type { WebTools } from "../tools/web-tools.ts";
 import { completionTurn, type CompletionTurn } from "./background-completion.ts";
-import { readClientHistory, rootBlobIds } from "./client-history.ts";
+import { rootBlobIds, type ClientHistory } from "./client-history.ts";
+import { inlineHistoryReader, type HistoryReader } from "./history-reader.ts";
 import { selectModel } from "./model-selection.ts";
 import { executePlanTurn, startPlanTurn } from "./plan-actions.ts";
-import { contextToAppend } from "./request-context.ts";
+import { contextAfter, latestContextText } from "./request-context.ts";
+import type { HistoryMemory } from "./history-memory.ts";
 import { parentLinkOf } from "./subagent-link.ts";
 import { toolsLeftOut } from "./tool-offer.ts";
 import { imageBlobIdsToFetch, userTurnMessage } from "./user-turn.ts";
@@ -57,6 +60,10 @@ export interface PrepareInput {
   prompts: PromptAssets;
   blobSources: BlobSources;
   store: Pick<StoreClient, "importHistory">;
+  /** What this process imported before (undefined = import the whole history every time). */
+  history?: HistoryMemory;
+  /** Reads the history roots (default: on the event loop). */
+  histories?: HistoryReader;
   log: Logger;
 }
 
@@ -141,17 +148,13 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
   if (link.kind === "unusable") log.warn({ reason: link.reason }, "sub-agent parent headers ignored");
 
   const imageIds = userMessage ? imageBlobIdsToFetch(userMessage) : [];
-  const blobs = await fetchBlobs([...rootBlobIds(state.rootPromptMessagesJson), ...imageIds, ...state.todos], input.blobSources);
-  const history = readClientHistory(state.rootPromptMessagesJson, blobs, (index, reason) => log.warn({ root: index, reason }, "history root not imported"));
-  const todos = decodeTodos(state.todos, blobs);
-
   const pending = pendingOf(state);
   const hasToolCalls = pending !== undefined && pending.calls.length > 0;
   // A staged answer without tool calls was committed before the stream dropped: it is history.
   const foldedRoots = pending !== undefined && !hasToolCalls ? [assistantMessage(pending.assistant)] : [];
-  const historyMessages = [...history.messages, ...foldedRoots];
-
-  const baseRevisionId = await input.store.importHistory({ conversationId, memberId: input.memberId, messages: historyMessages });
+  const imported = await importClientHistory(input, state, conversationId, foldedRoots, imageIds);
+  const { history, blobs, baseRevisionId } = imported;
+  const todos = decodeTodos(state.todos, blobs);
 
   const turnMode = userMessage !== undefined && userMessage.mode !== agent.AgentMode.UNSPECIFIED ? userMessage.mode : undefined;
   const isSubagent = (runRequest.subagentTypeName ?? "") !== "";
@@ -177,7 +180,7 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     runAction = { case: "start", value: { initialMessages: completion.messages, onceClientIds: completion.onceClientIds } };
     if (hasToolCalls) log.info("a background completion replaces the staged tool round of the checkpoint");
   } else if (userMessage !== undefined) {
-    const context = contextToAppend(turn?.requestContext, historyMessages);
+    const context = contextAfter(turn?.requestContext, imported.contextText);
     const user = userTurnMessage(userMessage, fallbackUserMessageClientId(input.runId), (id) => blobs.get(blobKey(id)));
     const initialMessages = context ? [context, user] : [user];
     newRootMessages = [...foldedRoots, ...initialMessages];
@@ -233,6 +236,61 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
       resumedRound,
     },
   };
+}
+
+interface ImportedClientHistory {
+  /** The whole history's kept roots; `messages` only those read this turn. */
+  history: ClientHistory;
+  blobs: Map<string, Uint8Array>;
+  baseRevisionId: string;
+  /** Text of the newest context message of the whole history. */
+  contextText: string | undefined;
+}
+
+/**
+ * The client's history (plus `folded`) as a store revision. When this process
+ * imported a prefix of the same roots before (HistoryMemory), only the roots
+ * after it are fetched, parsed and imported on top of that revision; a base
+ * the store no longer has (retention) falls back to the whole history.
+ */
+async function importClientHistory(
+  input: PrepareInput,
+  state: agent.ConversationStateStructure,
+  conversationId: ConversationId,
+  folded: readonly Message[],
+  extraBlobIds: readonly Uint8Array[],
+): Promise<ImportedClientHistory> {
+  const roots = state.rootPromptMessagesJson;
+  const memory = input.history;
+  const remembered = memory?.recall(conversationId, input.memberId, roots);
+  const skip = remembered?.rootCount ?? 0;
+  const newRoots = roots.slice(skip);
+  const blobs = await fetchBlobs([...rootBlobIds(newRoots), ...extraBlobIds, ...state.todos], input.blobSources);
+  const read = await (input.histories ?? inlineHistoryReader).read({ roots: newRoots, blobs, firstIndex: skip });
+  for (const { index, reason } of read.ignored) input.log.warn({ root: index, reason }, "history root not imported");
+  const fresh = read.history;
+  const messages = [...fresh.messages, ...folded];
+  let baseRevisionId: string;
+  try {
+    baseRevisionId = await input.store.importHistory({
+      conversationId,
+      memberId: input.memberId,
+      messages,
+      ...(remembered === undefined || remembered.revisionId === "" ? {} : { baseRevisionId: remembered.revisionId }),
+    });
+  } catch (error) {
+    if (remembered === undefined || !(error instanceof StoreFailure) || error.kind !== "not_found") throw error;
+    input.log.info({ base_revision_id: remembered.revisionId }, "remembered history is gone from the store; importing the whole history");
+    memory?.forget(conversationId);
+    return importClientHistory(input, state, conversationId, folded, extraBlobIds);
+  }
+  const history: ClientHistory = { historyRoots: [...(remembered?.historyRoots ?? []), ...fresh.historyRoots], messages: fresh.messages };
+  const contextText = latestContextText(messages) ?? remembered?.contextText;
+  // A folded answer is not one of the roots: the revision with it is not the roots' revision.
+  if (memory !== undefined && folded.length === 0) {
+    memory.remember(conversationId, input.memberId, roots, { revisionId: baseRevisionId, historyRoots: history.historyRoots, contextText });
+  }
+  return { history, blobs, baseRevisionId, contextText };
 }
 
 /** The client's staged assistant (pending_tool_calls[0]), validated. */

@@ -69,7 +69,12 @@ export function latestContextText(history: readonly Message[]): string | undefin
 
 /** The context message to append for this run, or undefined when nothing changed. */
 export function contextToAppend(context: agent.RequestContext | undefined, history: readonly Message[]): Message | undefined {
+  return contextAfter(context, latestContextText(history));
+}
+
+/** As contextToAppend, given the newest context text of the history (undefined = none). */
+export function contextAfter(context: agent.RequestContext | undefined, latestText: string | undefined): Message | undefined {
   const text = renderRequestContext(context);
-  if (text === undefined || text === latestContextText(history)) return undefined;
+  if (text === undefined || text === latestText) return undefined;
   return contextMessage(text);
 }

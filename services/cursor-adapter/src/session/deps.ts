@@ -6,6 +6,7 @@ import type { BusNames } from "@byok/contracts";
 import type { Logger, ModelConfig, NatsConnection, WebConfig } from "@byok/platform";
 import type { CursorAdapterMetrics } from "../metrics.ts";
 import type { PageConverter } from "../web/markdown-pool.ts";
+import type { HistoryReader } from "../request/history-reader.ts";
 
 export interface SessionTimeouts {
   /** Per store request (history.import, blob.get, blob.put, run.get). */
@@ -34,6 +35,8 @@ export interface SessionDeps {
   web: WebConfig;
   /** HTML -> Markdown for WebFetch (a worker pool; its owner closes it). */
   converter: PageConverter;
+  /** Reads the client's history roots (long ones in the CPU pool); default: on the event loop. */
+  histories?: HistoryReader;
   /** Directory holding the Cursor prompt assets (prompt/cursor in the repo). */
   promptDir: string;
   timeouts: SessionTimeouts;

@@ -166,6 +166,8 @@ class CursorRunSession implements RunSession {
       web: this.#services.web,
       prompts: this.#services.prompts,
       store: this.#services.store,
+      history: this.#services.history,
+      histories: this.#services.histories,
       blobSources: {
         conversationId: runRequest.conversationId ?? "",
         prefetched: prefetchedBlobs(runRequest.preFetchedBlobs, this.#log),

@@ -2,6 +2,8 @@
 import { runStreamsOnce, type EnsureRunStreams } from "@byok/run-client";
 import { StoreClient } from "@byok/store-client";
 import { PromptAssets } from "../prompting/prompt-assets.ts";
+import { HistoryMemory } from "../request/history-memory.ts";
+import { inlineHistoryReader, type HistoryReader } from "../request/history-reader.ts";
 import type { WebTools } from "../tools/web-tools.ts";
 import { createGatewayWebTools } from "../web/gateway-web-tools.ts";
 import type { SessionDeps } from "./deps.ts";
@@ -14,6 +16,10 @@ export interface SessionServices {
   web: WebTools;
   /** Creates/updates the run JetStream streams once per factory (retried after a failure). */
   ensureStreams: EnsureRunStreams;
+  /** What this process imported per conversation (the next turn imports only what is new). */
+  history: HistoryMemory;
+  /** Reads client history roots into messages. */
+  histories: HistoryReader;
 }
 
 export function createSessionServices(deps: SessionDeps): SessionServices {
@@ -24,5 +30,7 @@ export function createSessionServices(deps: SessionDeps): SessionServices {
     store,
     web: createGatewayWebTools(deps.web, { store, converter: deps.converter, log: deps.log.child({ component: "web-tools" }) }),
     ensureStreams: runStreamsOnce(deps.nc, deps.names),
+    history: new HistoryMemory(),
+    histories: deps.histories ?? inlineHistoryReader,
   };
 }

@@ -161,7 +161,7 @@ async function prepare(runRequest: agent.AgentRunRequest, kvBlobs: ReadonlyMap<s
       blobSources: {
         conversationId: runRequest.conversationId ?? "",
         prefetched: new Map(runRequest.preFetchedBlobs.map((b) => [Buffer.from(b.id).toString("hex"), b.value])),
-        store: { getBlobs: async () => new Map(), putBlob: async () => undefined } as never,
+        store: { getBlobs: async () => new Map(), putBlobs: async () => undefined } as never,
         kv: clientKv(kvBlobs),
         log,
       },

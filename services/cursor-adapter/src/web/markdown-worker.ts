@@ -1,5 +1,5 @@
 /**
- * The piscina worker of markdown-pool.ts: one conversion per task, off the
+ * One page conversion (run by cpu/cpu-worker.ts in the CPU pool), off the
  * adapter's event loop.
  */
 import { htmlToMarkdown, textToMarkdown, type ConvertedPage } from "./html-markdown.ts";

@@ -58,6 +58,15 @@ export declare type ImportHistoryRequest = Message<"byok.v1.ImportHistoryRequest
    * @generated from field: repeated byok.v1.Message messages = 3;
    */
   messages: Message$1[];
+
+  /**
+   * Optional: `messages` continue this revision of the conversation (its
+   * history is not sent again); "" = `messages` is the whole history.
+   * Unknown or of another conversation: NOT_FOUND.
+   *
+   * @generated from field: string base_revision_id = 4;
+   */
+  baseRevisionId: string;
 };
 
 /**
@@ -76,7 +85,7 @@ export declare type ImportHistoryResponse = Message<"byok.v1.ImportHistoryRespon
   error?: StoreError | undefined;
 
   /**
-   * "" when `messages` was empty.
+   * "" when `messages` was empty (base_revision_id when only that was given).
    *
    * @generated from field: string revision_id = 1;
    */
@@ -148,6 +157,23 @@ export declare type BeginRunRequest = Message<"byok.v1.BeginRunRequest"> & {
    * @generated from field: repeated string once_client_ids = 9;
    */
   onceClientIds: string[];
+
+  /**
+   * Also answer with what the run worker reads next (history of the run's head
+   * and its open tool round), so the model request needs no further store
+   * round trip. Read after the begin commits, from immutable revisions.
+   *
+   * @generated from field: bool with_history = 10;
+   */
+  withHistory: boolean;
+
+  /**
+   * with_history: a revision whose history the caller holds (see
+   * GetRevisionMessagesRequest.known_revision_id).
+   *
+   * @generated from field: string known_revision_id = 11;
+   */
+  knownRevisionId: string;
 };
 
 /**
@@ -273,6 +299,19 @@ export declare type BeginRunResponse = Message<"byok.v1.BeginRunResponse"> & {
    * @generated from field: string duplicate_of_run_id = 3;
    */
   duplicateOfRunId: string;
+
+  /**
+   * with_history and the run is running: the history of run.head_revision_id
+   * (as revision.messages answers it) and the run's open tool round, if any.
+   *
+   * @generated from field: byok.v1.GetRevisionMessagesResponse history = 4;
+   */
+  history?: GetRevisionMessagesResponse | undefined;
+
+  /**
+   * @generated from field: byok.v1.ToolRoundRecord open_round = 5;
+   */
+  openRound?: ToolRoundRecord | undefined;
 };
 
 /**
@@ -542,6 +581,14 @@ export declare type GetRevisionMessagesRequest = Message<"byok.v1.GetRevisionMes
    * @generated from field: string revision_id = 1;
    */
   revisionId: string;
+
+  /**
+   * Optional: a revision whose history the caller holds. When it is in the
+   * chain of revision_id, only what comes after it is sent (continues_revision_id).
+   *
+   * @generated from field: string known_revision_id = 2;
+   */
+  knownRevisionId: string;
 };
 
 /**
@@ -589,6 +636,16 @@ export declare type GetRevisionMessagesResponse = Message<"byok.v1.GetRevisionMe
    * @generated from field: byok.v1.ContextAnchor anchor = 5;
    */
   anchor?: ContextAnchor | undefined;
+
+  /**
+   * Set (= the request's known_revision_id) when messages, message_ids and
+   * revision_chain are only what comes after that revision; compaction is
+   * then unset (the caller keeps what it knew) and anchor covers those
+   * revisions and the known one.
+   *
+   * @generated from field: string continues_revision_id = 6;
+   */
+  continuesRevisionId: string;
 };
 
 /**
@@ -797,6 +854,51 @@ export declare type PutBlobResponse = Message<"byok.v1.PutBlobResponse"> & {
  * Use `create(PutBlobResponseSchema)` to create a new message.
  */
 export declare const PutBlobResponseSchema: GenMessage<PutBlobResponse>;
+
+/**
+ * blob.put_many: several blob.puts of one conversation in one request (the
+ * ids in request order). Each blob's id is SHA-256 of its bytes.
+ *
+ * @generated from message byok.v1.PutBlobsRequest
+ */
+export declare type PutBlobsRequest = Message<"byok.v1.PutBlobsRequest"> & {
+  /**
+   * @generated from field: repeated bytes data = 1;
+   */
+  data: Uint8Array[];
+
+  /**
+   * @generated from field: string conversation_id = 2;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message byok.v1.PutBlobsRequest.
+ * Use `create(PutBlobsRequestSchema)` to create a new message.
+ */
+export declare const PutBlobsRequestSchema: GenMessage<PutBlobsRequest>;
+
+/**
+ * @generated from message byok.v1.PutBlobsResponse
+ */
+export declare type PutBlobsResponse = Message<"byok.v1.PutBlobsResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * @generated from field: repeated bytes ids = 1;
+   */
+  ids: Uint8Array[];
+};
+
+/**
+ * Describes the message byok.v1.PutBlobsResponse.
+ * Use `create(PutBlobsResponseSchema)` to create a new message.
+ */
+export declare const PutBlobsResponseSchema: GenMessage<PutBlobsResponse>;
 
 /**
  * @generated from message byok.v1.GetBlobsRequest
