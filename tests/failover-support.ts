@@ -227,7 +227,7 @@ export class PrivateNatsServer {
   /** SIGTERM; resolves once the server has exited. */
   async stop(): Promise<void> {
     if (!this.running) return;
-    this.#clientsAtStop = await this.clientNames();
+    this.#clientsAtStop = await this.#subscribedClientNames();
     await this.#process?.stop();
   }
 
@@ -239,17 +239,30 @@ export class PrivateNatsServer {
 
   /** Names of the connected clients (connz). */
   async clientNames(): Promise<string[]> {
-    const response = await fetch(`http://127.0.0.1:${this.#monitorPort}/connz?limit=1024`);
-    const body = (await response.json()) as { connections?: Array<{ name?: string }> };
-    return (body.connections ?? []).map((c) => c.name ?? "").sort();
+    return (await this.#connections()).map((c) => c.name).sort();
   }
 
-  /** Resolves once every client that was connected at the last stop is connected again. */
+  /**
+   * The connected clients that have subscribed to something. A reconnecting
+   * client shows in connz as soon as its CONNECT is read, a moment before its
+   * SUBs: counting it only once it has subscriptions means its services answer.
+   */
+  async #subscribedClientNames(): Promise<string[]> {
+    return (await this.#connections()).filter((c) => c.subscriptions > 0).map((c) => c.name).sort();
+  }
+
+  async #connections(): Promise<Array<{ name: string; subscriptions: number }>> {
+    const response = await fetch(`http://127.0.0.1:${this.#monitorPort}/connz?limit=1024`);
+    const body = (await response.json()) as { connections?: Array<{ name?: string; subscriptions?: number }> };
+    return (body.connections ?? []).map((c) => ({ name: c.name ?? "", subscriptions: c.subscriptions ?? 0 }));
+  }
+
+  /** Resolves once every client that was connected (and subscribed) at the last stop is connected and subscribed again. */
   async clientsBack(timeoutMs = 10_000): Promise<void> {
     const expected = this.#clientsAtStop;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const now = await this.clientNames();
+      const now = await this.#subscribedClientNames();
       const missing = [...expected];
       for (const name of now) {
         const i = missing.indexOf(name);
