@@ -1,16 +1,23 @@
 /**
  * The commands of one run, read from the durable RUN_COMMANDS stream with an
- * ordered consumer filtered to `names.runCommands(run_id)`, from the first
- * message on. A new owner after failover therefore sees every command again;
- * applying them is idempotent (a committed tool result is not committed twice,
- * a cancel cancels a run once).
+ * ephemeral pull consumer filtered to `names.runCommands(run_id)`, from the
+ * first message on. A new owner after failover therefore sees every command
+ * again; applying them is idempotent (a committed tool result is not committed
+ * twice, a cancel cancels a run once).
  *
- * On a JetStream cluster the ordered consumer is a single replica on one node.
- * When that node dies the client library keeps asking the lost consumer for
- * its state and never recovers, so the feed replaces the consumer after two
+ * The consumer has the configuration of the library's ordered consumer (one
+ * replica, in memory, no acks) but is created with one CONSUMER.CREATE request
+ * (the library's ordered consumer first asks for the whole STREAM.INFO, a
+ * second round trip per run), and the feed keeps the ordered consumer's
+ * guarantee itself: a gap in the consumer's delivery sequence replaces the
+ * consumer, starting after the last command read.
+ *
+ * On a JetStream cluster the consumer is a single replica on one node. When
+ * that node dies the client library keeps asking the lost consumer for its
+ * state and never recovers, so the feed replaces the consumer after two
  * missed heartbeats and after every reconnect of this worker's connection (the
- * library stops watching heartbeats then): the new ordered consumer starts
- * after the last command read and is placed on a live node.
+ * library stops watching heartbeats then): the new consumer starts after the
+ * last command read and is placed on a live node.
  *
  * The consumer lives as long as the feed: close() deletes it (without making
  * the run's end wait for the answer), a replaced one is deleted when it is
@@ -22,8 +29,8 @@
  * (no commit cause tells the client about them): they are logged and skipped.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { nuid, type NatsConnection } from "@nats-io/transport-node";
 import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
 import { onReconnect, type Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
@@ -52,6 +59,18 @@ export interface RunCommandFeedOptions {
 const PULL_EXPIRES_MS = 10_000;
 /** A consumer nobody pulls from for this long (its worker died) is removed by the server. */
 const INACTIVE_THRESHOLD_MS = 60_000;
+const NANOS_PER_MS = 1_000_000;
+
+/** One manager per JetStream client, without the account-info request a new manager makes. */
+const managers = new WeakMap<JetStreamClient, Promise<JetStreamManager>>();
+function managerOf(js: JetStreamClient): Promise<JetStreamManager> {
+  let manager = managers.get(js);
+  if (manager === undefined) {
+    manager = js.jetstreamManager(false);
+    managers.set(js, manager);
+  }
+  return manager;
+}
 
 export async function openRunCommandFeed(options: RunCommandFeedOptions): Promise<RunCommandFeed> {
   const { nc, js, names, runId, log } = options;
@@ -87,13 +106,23 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
   const remove = (old: Consumer | undefined): void => {
     void old?.delete().catch((err: unknown) => log.debug({ err }, "could not delete the run's command consumer; the server removes it when inactive"));
   };
+  /** The consumer's delivery sequence of the last message read (a gap means a message was lost in flight). */
+  let deliverySeq = 0;
   const open = async (): Promise<ConsumerMessages> => {
-    const created = await js.consumers.get(names.commandsStream, {
-      filter_subjects: names.runCommands(runId),
-      inactive_threshold: INACTIVE_THRESHOLD_MS,
+    const jsm = await managerOf(js);
+    const info = await jsm.consumers.add(names.commandsStream, {
+      name: `${nuid.next()}_1`,
+      filter_subject: names.runCommands(runId),
+      ack_policy: AckPolicy.None,
+      max_deliver: 1,
+      num_replicas: 1,
+      mem_storage: true,
+      inactive_threshold: INACTIVE_THRESHOLD_MS * NANOS_PER_MS,
       ...(lastSeq === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastSeq + 1 }),
     });
+    const created = js.consumers.getConsumerFromInfo(info);
     consumer = created;
+    deliverySeq = 0;
     return created.consume({ expires: PULL_EXPIRES_MS });
   };
 
@@ -121,6 +150,14 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
         void current.close();
       });
       for await (const msg of current) {
+        if (msg.info.deliverySequence !== deliverySeq + 1) {
+          // The ordered consumer's rule: a message went missing on the way; read again after the last one kept.
+          replace = true;
+          log.warn({ last_stream_seq: lastSeq, delivery_seq: msg.info.deliverySequence, expected: deliverySeq + 1 }, "gap in the run's command deliveries; opening a new consumer");
+          void current.close();
+          break;
+        }
+        deliverySeq = msg.info.deliverySequence;
         lastSeq = msg.seq;
         let command: ClientCommand;
         try {
