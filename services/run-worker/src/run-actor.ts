@@ -121,7 +121,9 @@ export class RunActor {
     try {
       switch (settlement) {
         case "ack":
-          await msg.ackAck();
+          // Fire and forget (no ack of the ack: one reply less per run). A lost ack only
+          // redelivers the run, and that delivery finds it ended in the store and acks again.
+          msg.ack();
           break;
         case "hand_over":
           msg.nak();
