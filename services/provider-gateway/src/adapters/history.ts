@@ -43,9 +43,24 @@ export function imageBase64(image: ImagePart): string {
   return Buffer.from(image.data).toString("base64");
 }
 
-/** A tool definition's JSON Schema as an object. */
+/** Parsed tool schemas by their JSON text: a client sends the same tools on every call. */
+const parsedSchemas = new Map<string, Record<string, unknown>>();
+/** Distinct schemas kept; past it the oldest go first. */
+const PARSED_SCHEMAS_MAX = 1_024;
+
+/**
+ * A tool definition's JSON Schema as an object, parsed once per distinct text
+ * (the same object for the same text: request builders only serialize it,
+ * never change it).
+ */
 export function toolParameters(tool: ToolDefinition): Record<string, unknown> {
-  return parseObject(tool.parametersJson, `tool ${tool.name}: parameters`);
+  const text = tool.parametersJson;
+  const known = parsedSchemas.get(text);
+  if (known !== undefined) return known;
+  const parsed = parseObject(text, `tool ${tool.name}: parameters`);
+  if (parsedSchemas.size >= PARSED_SCHEMAS_MAX) parsedSchemas.delete(parsedSchemas.keys().next().value as string);
+  parsedSchemas.set(text, parsed);
+  return parsed;
 }
 
 /** A history tool call's arguments as an object. */
