@@ -26,9 +26,9 @@
  * (200), BENCH_CONCURRENCY (4 calls in flight).
  */
 import { performance } from "node:perf_hooks";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
-import { BudgetPeriod, BudgetScope, busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelRequestSchema, RunStatus, type BusNames } from "@byok/contracts";
+import { BudgetPeriod, BudgetScope, busNames, CALLER_PROBE_HEADER, decodeModelEventFrame, ModelRequestSchema, RunStatus, type BusNames } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
 import { loadConfig as loadStoreConfig, startStore } from "@byok/store";
@@ -106,10 +106,11 @@ function invoke(nc: NatsConnection, names: BusNames, memberId: string, callId: s
           msg.respond();
           return;
         }
-        const event = fromBinary(ModelEventSchema, msg.data).event;
-        if (event.case === "done" || event.case === "failure") {
-          sub.unsubscribe();
-          resolve(event.case === "done" ? "done" : `failure: ${event.value.message}`);
+        for (const { event } of decodeModelEventFrame(msg.data)) {
+          if (event.case === "done" || event.case === "failure") {
+            sub.unsubscribe();
+            resolve(event.case === "done" ? "done" : `failure: ${event.value.message}`);
+          }
         }
       },
     });

@@ -2,9 +2,12 @@
  * The NATS side of model calls (ARCHITECTURE §3.1 "model calls"). A caller
  * subscribes to its own inbox and publishes a ModelRequest on
  * `names.providerInvoke` with reply = that inbox; one gateway of the queue
- * group "provider-gateway" takes it and publishes ModelEvent frames (protobuf,
- * seq from 1, no gaps) to the reply subject until exactly one done or
- * failure. While no frame has gone out for `keepaliveMs` (waiting for
+ * group "provider-gateway" takes it and publishes ModelEvents (protobuf, seq
+ * from 1, no gaps) to the reply subject until exactly one done or failure.
+ * The events made in one event-loop turn travel in one message
+ * (model-event-frames.ts of @byok/contracts): the message goes out at the end
+ * of the turn (setImmediate), a terminal at once, so nothing waits longer than
+ * the turn that made it. While no frame has gone out for `keepaliveMs` (waiting for
  * headers, a retry, or a slow model) it sends a keepalive frame. Any message
  * on `names.providerCancel(call_id)` aborts the upstream request; the call
  * then ends with failure CANCELLED. So does a caller that stops answering the
@@ -24,8 +27,8 @@
  * @byok/model-stream): the first delta goes out at once, any other event
  * sends what is pending first, so order and content are unchanged.
  */
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { isProviderCallId, runClientKindName, ModelEventSchema, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
+import { fromBinary } from "@bufbuild/protobuf";
+import { encodeModelEventPart, isProviderCallId, joinModelEventParts, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer } from "@byok/model-stream";
 import type { Logger, NatsConnection } from "@byok/platform";
 import { systemClock, type Clock } from "@byok/platform/clock";
@@ -109,23 +112,41 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   const keepalive = setTimeout(function beat() {
     coalescer.push({ case: "keepalive", value: {} });
   }, options.keepaliveMs);
+  /** Events of this event-loop turn not sent yet (encoded), and the events themselves for the metrics. */
+  let pendingParts: Uint8Array[] = [];
+  let pendingEvents: ModelEventBody[] = [];
+  let flushScheduled: NodeJS.Immediate | undefined;
+  const flushFrame = (): void => {
+    if (flushScheduled !== undefined) clearImmediate(flushScheduled);
+    flushScheduled = undefined;
+    if (pendingParts.length === 0) return;
+    const parts = pendingParts;
+    const events = pendingEvents;
+    pendingParts = [];
+    pendingEvents = [];
+    try {
+      nc.publish(reply, joinModelEventParts(parts));
+      for (const event of events) observer?.published(event);
+    } catch (error) {
+      options.log.warn({ err: error }, "cannot publish a model event; abandoning the call");
+      controller.abort();
+    }
+  };
   const publish = (event: ModelEventBody): void => {
     if (terminal !== undefined) return;
     seq += 1n;
-    if (event.case === "done" || event.case === "failure") {
+    const isTerminal = event.case === "done" || event.case === "failure";
+    if (isTerminal) {
       terminal = event;
       clearTimeout(keepalive);
     } else {
       keepalive.refresh();
     }
     if (event.case === "usage") usageSeen = event;
-    try {
-      nc.publish(reply, toBinary(ModelEventSchema, create(ModelEventSchema, { seq, event })));
-      observer?.published(event);
-    } catch (error) {
-      options.log.warn({ err: error }, "cannot publish a model event; abandoning the call");
-      controller.abort();
-    }
+    pendingParts.push(encodeModelEventPart({ seq, event }));
+    pendingEvents.push(event);
+    if (isTerminal) flushFrame();
+    else flushScheduled ??= setImmediate(flushFrame);
   };
   const coalescer = new DeltaCoalescer<ModelEventBody>(publish, blockDeltaRule<ModelEventBody>(), options.clock ?? systemClock, options.deltaCoalesceMs ?? 0);
   const send = (event: ModelEventBody): void => coalescer.push(event);

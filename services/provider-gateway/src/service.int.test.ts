@@ -6,8 +6,8 @@
  * unknown model, and the key from the env var sent upstream but never logged.
  */
 import { Writable } from "node:stream";
-import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, type ModelEvent } from "@byok/contracts";
+import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { busNames, CALLER_PROBE_HEADER, decodeModelEventFrame, ModelFailureKind, ModelRequestSchema, parseProviderCallId, type ModelEvent } from "@byok/contracts";
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -80,9 +80,10 @@ function invoke(request: MessageInitShape<typeof ModelRequestSchema>): Invocatio
         msg.respond();
         return;
       }
-      const frame = fromBinary(ModelEventSchema, msg.data);
-      frames.push(frame);
-      if (frame.event.case === "done" || frame.event.case === "failure") resolveEnded(frames);
+      for (const frame of decodeModelEventFrame(msg.data)) {
+        frames.push(frame);
+        if (frame.event.case === "done" || frame.event.case === "failure") resolveEnded(frames);
+      }
     },
   });
   nc.publish(names.providerInvoke, toBinary(ModelRequestSchema, create(ModelRequestSchema, request)), { reply: inbox });

@@ -7,9 +7,9 @@
  * real gateway live in tests/run-worker-*.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { connect, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
-import { busNames, CALLER_PROBE_HEADER, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
+import { busNames, CALLER_PROBE_HEADER, encodeModelEventFrame, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
 import { createTestBus, NATS_URL, waitFor } from "@byok/test-support/infra";
 import { ManualClock } from "@byok/test-support/manual-clock";
@@ -28,7 +28,7 @@ const TEXT_ANSWER: EventInit[] = [
 ];
 
 function frame(seq: number, event: EventInit): Uint8Array {
-  return toBinary(ModelEventSchema, create(ModelEventSchema, { seq: BigInt(seq), event }));
+  return encodeModelEventFrame([{ seq: BigInt(seq), event }]);
 }
 
 describe("model invocation over the bus", () => {
@@ -75,6 +75,23 @@ describe("model invocation over the bus", () => {
     const result = await outcome;
     expect(result.kind).toBe("completed");
     expect(forwarded.map((e) => e.case)).toEqual(["textStart", "textDelta", "textEnd", "usage"]);
+  });
+
+  it("takes several events from one message, checking seq per event", async () => {
+    await gatewayPeer((_request, msg) => {
+      msg.respond(encodeModelEventFrame(TEXT_ANSWER.slice(0, 3).map((event, i) => ({ seq: BigInt(i + 1), event }))));
+      msg.respond(encodeModelEventFrame(TEXT_ANSWER.slice(3).map((event, i) => ({ seq: BigInt(i + 4), event }))));
+    });
+    const result = await invoke(2_000).outcome;
+    expect(result.kind).toBe("completed");
+
+    names = busNames(createTestBus().prefix);
+    await gatewayPeer((_request, msg) => {
+      // seq 3 missing inside the message
+      msg.respond(encodeModelEventFrame([TEXT_ANSWER[0]!, TEXT_ANSWER[1]!, TEXT_ANSWER[3]!].map((event, i) => ({ seq: BigInt(i === 2 ? 4 : i + 1), event }))));
+    });
+    const gap = await invoke(2_000).outcome;
+    expect(gap.kind === "failed" && gap.failure.message).toMatch(/sequence gap: expected 3, got 4/);
   });
 
   it("fails as unavailable at once when no gateway listens", async () => {

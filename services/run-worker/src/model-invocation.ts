@@ -2,7 +2,8 @@
  * One model call over the bus (design/ARCHITECTURE.md §3.1, "model calls"):
  * subscribe to a private inbox, publish the ModelRequest to
  * `names.providerInvoke` with reply = inbox, then feed the streamed ModelEvents
- * (in seq order, from 1) through a ModelCycle until it ends.
+ * (one or more per message, model-event-frames.ts of @byok/contracts; in seq
+ * order, from 1) through a ModelCycle until it ends.
  *
  * Transport rules: the first frame and every next frame must arrive within the
  * idle timeout (the gateway sends keepalives every 5 s); a gap in seq, no
@@ -11,11 +12,11 @@
  * The gateway's caller probes (header CALLER_PROBE_HEADER) are answered while
  * the call is open; once it ended the inbox is gone and the gateway stops.
  */
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
 import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import {
   CALLER_PROBE_HEADER,
-  ModelEventSchema,
+  decodeModelEventFrame,
   ModelFailureKind,
   ModelRequestSchema,
   parseProviderCallId,
@@ -100,25 +101,27 @@ function invokeOverBus(
         fail(ModelFailureKind.UNAVAILABLE, "no provider gateway is listening", true);
         return;
       }
-      let event: ModelEvent;
+      let events: ModelEvent[];
       try {
-        event = fromBinary(ModelEventSchema, msg.data);
+        events = decodeModelEventFrame(msg.data);
       } catch {
         finish(cycle.abandon("protocol", ModelFailureKind.PROTOCOL, "undecodable model event", false));
         return;
       }
-      if (event.seq !== expectedSeq) {
-        fail(ModelFailureKind.UNAVAILABLE, `model event sequence gap: expected ${expectedSeq}, got ${event.seq}`, true);
-        return;
-      }
-      expectedSeq += 1n;
       armIdleTimer();
-      const step = cycle.push(event);
-      if (step.kind === "ended") {
-        finish(step.outcome);
-        return;
+      for (const event of events) {
+        if (event.seq !== expectedSeq) {
+          fail(ModelFailureKind.UNAVAILABLE, `model event sequence gap: expected ${expectedSeq}, got ${event.seq}`, true);
+          return;
+        }
+        expectedSeq += 1n;
+        const step = cycle.push(event);
+        if (step.kind === "ended") {
+          finish(step.outcome);
+          return;
+        }
+        if (step.forward !== undefined) forward(step.forward);
       }
-      if (step.forward !== undefined) forward(step.forward);
     };
 
     const inbox = createInbox();

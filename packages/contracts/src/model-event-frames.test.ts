@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { decodeModelEventFrame, encodeModelEventFrame, encodeModelEventPart, joinModelEventParts } from "./model-event-frames.ts";
+
+describe("ModelEvent frames", () => {
+  it("carries one or several events in order", () => {
+    const one = decodeModelEventFrame(encodeModelEventFrame([{ seq: 1n, event: { case: "keepalive", value: {} } }]));
+    expect(one.map((e) => [e.seq, e.event.case])).toEqual([[1n, "keepalive"]]);
+    const parts = [
+      encodeModelEventPart({ seq: 2n, event: { case: "textDelta", value: { index: 0, text: "héllo" } } }),
+      encodeModelEventPart({ seq: 3n, event: { case: "textEnd", value: { index: 0 } } }),
+      encodeModelEventPart({ seq: 4n, event: { case: "keepalive", value: {} } }),
+    ];
+    const many = decodeModelEventFrame(joinModelEventParts(parts));
+    expect(many.map((e) => [e.seq, e.event.case])).toEqual([
+      [2n, "textDelta"],
+      [3n, "textEnd"],
+      [4n, "keepalive"],
+    ]);
+    expect(many[0]?.event.case === "textDelta" && many[0].event.value.text).toBe("héllo");
+  });
+
+  it("refuses an empty or truncated frame", () => {
+    expect(() => decodeModelEventFrame(new Uint8Array(0))).toThrow(/empty/);
+    const whole = encodeModelEventFrame([{ seq: 1n, event: { case: "textDelta", value: { index: 0, text: "abc" } } }]);
+    expect(() => decodeModelEventFrame(whole.subarray(0, whole.length - 1))).toThrow();
+  });
+});
