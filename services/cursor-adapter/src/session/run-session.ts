@@ -23,6 +23,7 @@ import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
 import { ClientBlobs } from "../checkpoint/client-blobs.ts";
 import { ConversationProjection } from "../checkpoint/conversation-projection.ts";
 import { KvChannel } from "../checkpoint/kv-channel.ts";
+import { RootSaves } from "../checkpoint/root-saves.ts";
 import { EventFrames } from "../interaction/event-frames.ts";
 import { prepareRun, type RunPlan } from "../request/prepare-run.ts";
 import type { EndOutcome, RunOpenContext, RunSession } from "../transport/session-port.ts";
@@ -180,6 +181,10 @@ class CursorRunSession implements RunSession {
     if (this.#ended()) return;
     this.#plan = plan;
 
+    // Best effort: without them the next turn asks the client for the blobs instead.
+    const rootSaves = new RootSaves((blobs) =>
+      this.#services.store.putBlobs(blobs, runRequest.conversationId ?? "").catch((error: unknown) => this.#log.warn({ err: error, blobs: blobs.length }, "root blobs not saved in the store")),
+    );
     const projection = new ConversationProjection({
       base: plan.baseState,
       blobs: this.#blobs,
@@ -188,12 +193,7 @@ class CursorRunSession implements RunSession {
       contextWindow: plan.run.model?.contextWindow ?? plan.model.contextWindow,
       mode: plan.mode,
       turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
-      // Best effort: without it the next turn asks the client for the blob instead.
-      onNewRoot: (bytes) =>
-        this.#services.store.putBlob(bytes, runRequest.conversationId ?? "").then(
-          () => undefined,
-          (error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store"),
-        ),
+      onNewRoot: (bytes) => rootSaves.add(bytes),
     });
     projection.appendInitialMessages(plan.newRootMessages);
     // The client's ACKs for these blobs gate the first checkpoint, not the model call.
