@@ -71,7 +71,8 @@ export type CancelEffect = "end_now" | "cancelling" | "ignored";
 export class RunLifecycle {
   readonly #ports: RunLifecyclePorts;
   #phase: Phase = { kind: "preparing" };
-  #bus: RunBus | undefined;
+  /** The subscriptions, once asked for (subscribeEarly or start). */
+  #opening: Promise<RunBus> | undefined;
   #published = false;
 
   constructor(ports: RunLifecyclePorts) {
@@ -96,29 +97,14 @@ export class RunLifecycle {
   async start(run: PreparedRun, handlers: RunHandlers): Promise<"published" | "ended"> {
     const { nc, names, runId, log, timeouts } = this.#ports;
     if (this.ended()) return "ended";
-    this.#bus = await openRunBus(
-      nc,
-      names,
-      runId,
-      {
-        onClientEvent: (event) => {
-          this.#touch();
-          if (!this.ended()) handlers.onClientEvent(event);
-        },
-        onStateEvent: (event) => {
-          this.#touch();
-          return handlers.onStateEvent(event);
-        },
-      },
-      log,
-    );
+    const bus = await this.#openBus(handlers);
     if (this.ended()) {
-      void this.#bus.close();
+      void bus.close();
       return "ended";
     }
     await this.#ports.ensureStreams();
     if (this.ended()) {
-      void this.#bus.close();
+      void bus.close();
       return "ended";
     }
     await publishPreparedRun(nc, names, run, timeouts.publishDeadlineMs);
@@ -139,6 +125,38 @@ export class RunLifecycle {
     this.#phase = { kind: "running", statusWatch };
     statusWatch.touch();
     return "published";
+  }
+
+  /**
+   * Subscribes to the run's events and state subject now, while the adapter
+   * still builds the PreparedRun, so that start() does not wait for the
+   * subscriptions on the way to the publish. start() then uses these handlers,
+   * not its own. Optional; a failure shows in start().
+   */
+  subscribeEarly(handlers: RunHandlers): void {
+    if (this.#phase.kind !== "preparing") return;
+    void this.#openBus(handlers).catch(() => undefined);
+  }
+
+  #openBus(handlers: RunHandlers): Promise<RunBus> {
+    const { nc, names, runId, log } = this.#ports;
+    this.#opening ??= openRunBus(
+      nc,
+      names,
+      runId,
+      {
+        onClientEvent: (event) => {
+          this.#touch();
+          if (!this.ended()) handlers.onClientEvent(event);
+        },
+        onStateEvent: (event) => {
+          this.#touch();
+          return handlers.onStateEvent(event);
+        },
+      },
+      log,
+    );
+    return this.#opening;
   }
 
   /**
@@ -199,7 +217,8 @@ export class RunLifecycle {
       }
     }
     if (ownerRunning && stop !== undefined) this.#sendStop(stop);
-    void this.#bus?.close();
+    // Subscriptions still opening (subscribeEarly, or start() awaiting them) close once open.
+    void this.#opening?.then((bus) => bus.close(), () => undefined);
     return true;
   }
 

@@ -6,7 +6,8 @@
  * GETs: pipelined, without handing the client all of them at once, whose
  * deadlines would then run while they wait in its queue). Blobs the store
  * lacked are saved in as few blob.put_many requests as fit (for the run's
- * conversation) so the next turn finds them there. Every byte string is
+ * conversation) so the next turn finds them there; that save runs while the
+ * caller reads and imports the history (`saved`). Every byte string is
  * checked against its SHA-256 id.
  */
 import pLimit from "p-limit";
@@ -41,7 +42,14 @@ export function prefetchedBlobs(blobs: readonly agent.PreFetchedBlob[], log: Log
   return byKey;
 }
 
-export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSources): Promise<Map<string, Uint8Array>> {
+export interface FetchedBlobs {
+  /** Hex id -> bytes. */
+  blobs: Map<string, Uint8Array>;
+  /** The store has the blobs that came from the client (rejects when it could not take them). */
+  saved: Promise<void>;
+}
+
+export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSources): Promise<FetchedBlobs> {
   const found = new Map<string, Uint8Array>();
   const wanted = new Map<string, Uint8Array>();
   for (const id of ids) wanted.set(blobKey(id), id);
@@ -75,6 +83,8 @@ export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSource
 
   // Pre-fetched blobs were not looked up in the store; it is content-addressed,
   // so saving one it already has is harmless.
-  await sources.store.putBlobs(fromClient, sources.conversationId);
-  return found;
+  const saved = sources.store.putBlobs(fromClient, sources.conversationId);
+  // Awaited by the caller; until then a failure must not count as unhandled.
+  saved.catch(() => undefined);
+  return { blobs: found, saved };
 }

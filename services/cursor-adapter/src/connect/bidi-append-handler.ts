@@ -11,15 +11,25 @@ import type { Logger } from "@byok/platform";
 import type { RunRouter } from "../transport/run-router.ts";
 import { decodeBidiAppend } from "./append-decoding.ts";
 import { connectError } from "./connect-errors.ts";
-import { memberIdOf, sessionHeaders } from "./request-identity.ts";
+import { memberIdOf, sessionHeaders, type RequestHeaders } from "./request-identity.ts";
 
 export interface BidiAppendDeps {
   router: RunRouter;
   log: Logger;
 }
 
+/** The append itself, for connect-node's route and the direct path (bidi-append-direct.ts). */
+export type AppendHandler = (request: aiserver.BidiAppendRequest, headers: RequestHeaders) => Promise<MessageInitShape<typeof aiserver.BidiAppendResponseSchema>>;
+
 export function createBidiAppendHandler(deps: BidiAppendDeps) {
-  return async function bidiAppend(request: aiserver.BidiAppendRequest, ctx: HandlerContext): Promise<MessageInitShape<typeof aiserver.BidiAppendResponseSchema>> {
+  const append = createAppendHandler(deps);
+  return function bidiAppend(request: aiserver.BidiAppendRequest, ctx: HandlerContext): Promise<MessageInitShape<typeof aiserver.BidiAppendResponseSchema>> {
+    return append(request, ctx.requestHeader);
+  };
+}
+
+export function createAppendHandler(deps: BidiAppendDeps): AppendHandler {
+  return async function bidiAppend(request, requestHeaders) {
     const decoded = decodeBidiAppend(request);
     if (decoded.kind === "invalid") {
       deps.log.info({ request_id: request.requestId?.requestId, reason: decoded.message }, "invalid BidiAppend");
@@ -27,11 +37,11 @@ export function createBidiAppendHandler(deps: BidiAppendDeps) {
     }
     const outcome = await deps.router.append({
       requestId: decoded.requestId,
-      memberId: memberIdOf(ctx.requestHeader),
+      memberId: memberIdOf(requestHeaders),
       seqno: decoded.seqno,
       message: decoded.message,
       bytes: decoded.bytes,
-      headers: decoded.seqno === 0 ? sessionHeaders(ctx.requestHeader) : {},
+      headers: decoded.seqno === 0 ? sessionHeaders(requestHeaders) : {},
     });
     switch (outcome.kind) {
       case "accepted":

@@ -13,6 +13,8 @@ import type { PeerLink } from "../transport/peer-link.ts";
 import { RunRegistry } from "../transport/run-registry.ts";
 import { RunRouter, type ForwardOutcome } from "../transport/run-router.ts";
 import type { RunSessionFactory } from "../transport/session-port.ts";
+import { createAppendHandler } from "./bidi-append-handler.ts";
+import { createDirectAppend } from "./bidi-append-direct.ts";
 import { registerRoutes } from "./routes.ts";
 
 /** The first append of a run carries the whole client checkpoint (and inline images). */
@@ -71,7 +73,11 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
     readMaxBytes: MAX_REQUEST_BYTES,
     fallback: answerOutsideConnect,
   });
-  const server = createServer(handler);
+  // Cursor's BidiAppends (one per KV answer) skip connect-node; the route above serves the other shapes.
+  const directAppend = createDirectAppend({ append: createAppendHandler({ router: runRouter, log }), readMaxBytes: MAX_REQUEST_BYTES });
+  const server = createServer((req, res) => {
+    if (!directAppend(req, res)) handler(req, res);
+  });
   const inFlight = trackResponses(server);
   server.on("clientError", (err, socket) => {
     log.debug({ err }, "malformed HTTP request");

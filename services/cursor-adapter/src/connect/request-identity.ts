@@ -10,13 +10,16 @@ export const MEMBER_ID_HEADER = "x-byok-member-id";
 /** Credentials the session never needs (Cursor's own token, cookies). */
 const WITHHELD_HEADERS = new Set(["authorization", "proxy-authorization", "cookie"]);
 
-export function memberIdOf(headers: Headers): MemberId {
+/** What these functions read of a request's headers (web Headers, or a plain view of node's). */
+export type RequestHeaders = Pick<Headers, "get" | "forEach">;
+
+export function memberIdOf(headers: RequestHeaders): MemberId {
   const value = headers.get(MEMBER_ID_HEADER)?.trim();
   return value ? parseMemberId(value) : LOCAL_MEMBER_ID;
 }
 
 /** Lower-case request headers for RunOpenContext, credentials removed. */
-export function sessionHeaders(headers: Headers): Record<string, string> {
+export function sessionHeaders(headers: RequestHeaders): Record<string, string> {
   const result: Record<string, string> = {};
   headers.forEach((value, name) => {
     const key = name.toLowerCase();

@@ -265,7 +265,7 @@ async function importClientHistory(
   const remembered = memory?.recall(conversationId, input.memberId, roots);
   const skip = remembered?.rootCount ?? 0;
   const newRoots = roots.slice(skip);
-  const blobs = await fetchBlobs([...rootBlobIds(newRoots), ...extraBlobIds, ...state.todos], input.blobSources);
+  const { blobs, saved } = await fetchBlobs([...rootBlobIds(newRoots), ...extraBlobIds, ...state.todos], input.blobSources);
   const read = await (input.histories ?? inlineHistoryReader).read({ roots: newRoots, blobs, firstIndex: skip });
   for (const { index, reason } of read.ignored) input.log.warn({ root: index, reason }, "history root not imported");
   const fresh = read.history;
@@ -284,6 +284,8 @@ async function importClientHistory(
     memory?.forget(conversationId);
     return importClientHistory(input, state, conversationId, folded, extraBlobIds);
   }
+  // The client's blobs went to the store while the history was read and imported.
+  await saved;
   const history: ClientHistory = { historyRoots: [...(remembered?.historyRoots ?? []), ...fresh.historyRoots], messages: fresh.messages };
   const contextText = latestContextText(messages) ?? remembered?.contextText;
   // A folded answer is not one of the roots: the revision with it is not the roots' revision.

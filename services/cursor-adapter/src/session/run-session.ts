@@ -18,11 +18,12 @@
 import { clientModelCallId, FailureKind, isRunId, parseConversationId, parseMemberId, type ClientEvent, type RunId } from "@byok/contracts";
 import type { agent } from "@byok/cursor-protocol";
 import type { Logger } from "@byok/platform";
-import { RunLifecycle, type StopCommand } from "@byok/run-client";
+import { RunLifecycle, type RunHandlers, type StopCommand } from "@byok/run-client";
 import { prefetchedBlobs } from "../checkpoint/blob-fetch.ts";
 import { ClientBlobs } from "../checkpoint/client-blobs.ts";
 import { ConversationProjection } from "../checkpoint/conversation-projection.ts";
 import { KvChannel } from "../checkpoint/kv-channel.ts";
+import { RootSaves } from "../checkpoint/root-saves.ts";
 import { EventFrames } from "../interaction/event-frames.ts";
 import { prepareRun, type RunPlan } from "../request/prepare-run.ts";
 import type { EndOutcome, RunOpenContext, RunSession } from "../transport/session-port.ts";
@@ -58,6 +59,8 @@ class CursorRunSession implements RunSession {
   readonly #services: SessionServices;
   readonly #context: RunOpenContext;
   readonly #runId: RunId;
+  /** Set once the run is prepared; state events only come after its publish. */
+  #stateHandler: StateHandler | undefined;
   readonly #log: Logger;
   readonly #kv: KvChannel;
   readonly #blobs: ClientBlobs;
@@ -157,6 +160,12 @@ class CursorRunSession implements RunSession {
   async #prepareAndPublish(): Promise<void> {
     const { deps } = this.#services;
     const { runRequest, stream } = this.#context;
+    // The run's subscriptions open while it is prepared (nothing arrives on them before the publish).
+    const handlers: RunHandlers = {
+      onClientEvent: (event: ClientEvent) => this.#frames.accept(event),
+      onStateEvent: (event) => this.#stateHandler?.handle(event) ?? Promise.resolve({ ok: false, error: "the run is not prepared yet" }),
+    };
+    this.#lifecycle.subscribeEarly(handlers);
     const plan = await prepareRun({
       runId: this.#runId,
       memberId: parseMemberId(this.#context.memberId),
@@ -180,6 +189,10 @@ class CursorRunSession implements RunSession {
     if (this.#ended()) return;
     this.#plan = plan;
 
+    // Best effort: without them the next turn asks the client for the blobs instead.
+    const rootSaves = new RootSaves((blobs) =>
+      this.#services.store.putBlobs(blobs, runRequest.conversationId ?? "").catch((error: unknown) => this.#log.warn({ err: error, blobs: blobs.length }, "root blobs not saved in the store")),
+    );
     const projection = new ConversationProjection({
       base: plan.baseState,
       blobs: this.#blobs,
@@ -188,12 +201,7 @@ class CursorRunSession implements RunSession {
       contextWindow: plan.run.model?.contextWindow ?? plan.model.contextWindow,
       mode: plan.mode,
       turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
-      // Best effort: without it the next turn asks the client for the blob instead.
-      onNewRoot: (bytes) =>
-        this.#services.store.putBlob(bytes, runRequest.conversationId ?? "").then(
-          () => undefined,
-          (error: unknown) => this.#log.warn({ err: error }, "root blob not saved in the store"),
-        ),
+      onNewRoot: (bytes) => rootSaves.add(bytes),
     });
     projection.appendInitialMessages(plan.newRootMessages);
     // The client's ACKs for these blobs gate the first checkpoint, not the model call.
@@ -223,7 +231,7 @@ class CursorRunSession implements RunSession {
       thinkingDurations: () => this.#frames.thinkingDurations(),
       log: this.#log,
     });
-    const stateHandler = new StateHandler({
+    this.#stateHandler = new StateHandler({
       projection,
       frames: this.#frames,
       driver,
@@ -234,10 +242,7 @@ class CursorRunSession implements RunSession {
       ended: () => this.#ended(),
       log: this.#log,
     });
-    const started = await this.#lifecycle.start(plan.run, {
-      onClientEvent: (event: ClientEvent) => this.#frames.accept(event),
-      onStateEvent: (event) => stateHandler.handle(event),
-    });
+    const started = await this.#lifecycle.start(plan.run, handlers);
     if (started === "ended") return;
     this.#log.info(
       { model: plan.model.id, mode: plan.run.prompt?.mode, action: plan.run.action.case, base_revision_id: plan.run.baseRevisionId },
