@@ -6,8 +6,9 @@
  * openai-chat/openai-gpt4o-text-usage.sse, 34 SSE events written one by one).
  * Gateway: the same request to /v1/chat/completions of a provider gateway
  * running as its own process (`node services/provider-gateway/src/main.ts`,
- * as in production), authenticated with a member key (member.verify answered
- * on the bus by this process; the gateway caches verified keys) and relayed
+ * as in production), authenticated with a member key created in the real store
+ * (its own process on a fresh database; the gateway caches verified keys and
+ * charges every call through the ledger as in production) and relayed
  * to the same mock. Client and mock run in this process on loopback, with
  * node:http and a keep-alive agent; direct and gateway runs alternate.
  *
@@ -22,7 +23,7 @@
  *
  *   npm run bench -- inbound
  *
- * Needs NATS (NATS_URL, default nats://127.0.0.1:4222). Environment:
+ * Needs NATS and Postgres (NATS_URL, DATABASE_URL). Environment:
  * BENCH_ITERATIONS (300 at concurrency 1; levels run 20x their concurrency,
  * at least that), BENCH_LEVELS ("1,16,64"), BENCH_SATURATION_SECONDS (5),
  * BENCH_SATURATION_CONCURRENCY (128).
@@ -34,18 +35,17 @@ import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { STORE_OPERATIONS } from "@byok/contracts";
+import { busNames } from "@byok/contracts";
 import { freePort } from "@byok/local-infra/local-servers";
-import { serveRequests, silentLogger } from "@byok/platform";
+import { StoreClient, StoreFailure } from "@byok/store-client";
 import { connect } from "@nats-io/transport-node";
-import { createTestBus } from "@byok/test-support/infra";
+import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
 
 const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
-const MEMBER_KEY = "bgk_bench_member_key";
 const MODEL = "bench-chat";
 
 const ITERATIONS = intSetting("BENCH_ITERATIONS", 300);
@@ -128,11 +128,11 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-async function waitReady(port: number, child: ChildProcess): Promise<void> {
+async function waitReady(port: number, child: ChildProcess, memberKey: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}`);
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: `Bearer ${MEMBER_KEY}` } });
+      const res = await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: `Bearer ${memberKey}` } });
       if (res.ok) return;
     } catch {
       // not listening yet
@@ -144,13 +144,32 @@ async function waitReady(port: number, child: ChildProcess): Promise<void> {
 
 const ms = (v: number): string => v.toFixed(2);
 
+/** A member created through the store once it answers (it migrates its database first). */
+async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    if (store.exitCode !== null) throw new Error(`the store exited with ${store.exitCode}`);
+    try {
+      return (await client.createMember("bench-member")).key;
+    } catch (error) {
+      if (!(error instanceof StoreFailure) || error.kind !== "unavailable") throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the store did not come up");
+}
+
 async function main(): Promise<void> {
   const bus = createTestBus();
   const llm = await startMockLlm();
   const nc = await connect({ servers: bus.natsUrl });
-  const op = STORE_OPERATIONS.verifyMemberKey;
-  serveRequests(nc, `${bus.prefix}.store.${op.name}`, op.request, op.response, async () => ({ memberId: "bench-member" }), () => ({}), { log: silentLogger() });
-  await nc.flush();
+  // The real store (its own process, a fresh database): member keys, policies and the ledger,
+  // as every production request meets them.
+  const db = await createTestDatabase();
+  const store = spawn(process.execPath, ["services/store/src/main.ts"], {
+    env: { ...process.env, DATABASE_URL: db.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "warn", METRICS_PORT: "0" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const memberKey = await benchMemberKey(new StoreClient(nc, busNames(bus.prefix), { timeoutMs: 10_000 }), store);
   const dir = await mkdtemp(join(tmpdir(), "inbound-bench-"));
   const configPath = join(dir, "gateway.json");
   await writeFile(
@@ -166,16 +185,16 @@ async function main(): Promise<void> {
     stdio: ["ignore", "inherit", "inherit"],
   });
   try {
-    await waitReady(port, child);
+    await waitReady(port, child, memberKey);
     const sse = readFileSync(FIXTURE, "utf8");
     const body = JSON.stringify({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] });
     const direct: Target = { name: "direct", port: Number(new URL(llm.url).port), path: "/v1/chat/completions", headers: { authorization: "Bearer sk-bench" }, body: body.replace(MODEL, "gpt-4o") };
-    const gateway: Target = { name: "gateway", port, path: "/v1/chat/completions", headers: { authorization: `Bearer ${MEMBER_KEY}` }, body };
+    const gateway: Target = { name: "gateway", port, path: "/v1/chat/completions", headers: { authorization: `Bearer ${memberKey}` }, body };
     const translated: Target = {
       name: "translated",
       port,
       path: "/v1/messages",
-      headers: { "x-api-key": MEMBER_KEY, "anthropic-version": "2023-06-01" },
+      headers: { "x-api-key": memberKey, "anthropic-version": "2023-06-01" },
       body: JSON.stringify({ model: MODEL, stream: true, max_tokens: 512, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] }),
     };
 
@@ -237,6 +256,9 @@ async function main(): Promise<void> {
   } finally {
     child.kill("SIGTERM");
     await new Promise((resolve) => child.once("exit", resolve));
+    store.kill("SIGTERM");
+    await new Promise((resolve) => store.once("exit", resolve));
+    await db.drop();
     agent.destroy();
     await nc.close();
     await llm.stop();
