@@ -8,13 +8,13 @@
  */
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
-import { contentPurgedAt, ensureConversationLocked, lockConversation, setActiveRun, setHead } from "./conversations.ts";
+import { contentPurgedAt, ensureConversationLocked, lockConversationOfRun, lockOwnedConversation, setActiveRunAndHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { appendRevision, findRevision, type RevisionRow } from "./revisions.ts";
-import { countRepeatedBegin, findRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { countRepeatedBegin, countRepeatedBeginCreating, findRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
 
 export interface BeginRunInput {
   readonly runId: string;
@@ -47,9 +47,15 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
   if (input.runId === "") return Promise.resolve(reject("invalid", "run_id is required"));
   const initial = input.initialMessages.map(canonicalMessage);
   return inTransaction(pool, async (tx) => {
-    const known = await countRepeatedBegin(tx, input.runId);
+    const creates = input.conversationId !== "" && input.memberId !== "";
+    // With both ids: the conversation is created (if new) in the same statement; refusals roll it back.
+    const known = creates
+      ? await countRepeatedBeginCreating(tx, input.runId, { id: input.conversationId, memberId: input.memberId })
+      : await countRepeatedBegin(tx, input.runId);
     if (known) return repeatedBegin(known, input);
-    const locked = await ensureConversationLocked(tx, input.conversationId, input.memberId);
+    const locked = creates
+      ? await lockOwnedConversation(tx, input.conversationId, input.memberId)
+      : await ensureConversationLocked(tx, input.conversationId, input.memberId);
     if (locked.kind !== "ok") return locked;
     const conversation = locked.value;
     // A concurrent first begin of the same run may have committed while we waited for the lock.
@@ -106,8 +112,7 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
         ? await appendRevision(tx, { conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } })
         : base;
     const run = await insertRun(tx, { ...newRun, startRevisionId: start?.id ?? null });
-    await setActiveRun(tx, conversation.id, run.id);
-    await setHead(tx, conversation.id, start?.id ?? null);
+    await setActiveRunAndHead(tx, conversation.id, run.id, start?.id ?? null);
     return ok({ run, supersededRunId, duplicateOf: null });
   });
 }
@@ -123,19 +128,18 @@ export interface FinishRunInput {
 /** Sets the terminal status once; finishing a terminal run returns it unchanged. */
 export function finishRun(pool: pg.Pool, input: FinishRunInput): Promise<Outcome<RunRow>> {
   return inTransaction(pool, async (tx) => {
-    const unlocked = await findRun(tx, input.runId);
-    if (!unlocked) return reject("not_found", `run ${input.runId} not found`);
-    const conversation = await lockConversation(tx, unlocked.conversationId);
+    const conversation = await lockConversationOfRun(tx, input.runId);
     const run = await findRun(tx, input.runId, "lock");
-    if (!conversation || !run) throw new Error(`run ${input.runId} or its conversation vanished`);
+    if (!run) return reject("not_found", `run ${input.runId} not found`);
+    if (!conversation) throw new Error(`run ${input.runId} references missing conversation ${run.conversationId}`);
     if (run.status !== "running") return ok(run);
-    const finished = await terminateRun(tx, run.id, {
-      status: input.status,
-      failureKind: input.status === "failed" ? input.failureKind : null,
-      failureMessage: input.failureMessage,
-      usage: input.usage,
-    });
-    if (conversation.activeRunId === run.id) await setActiveRun(tx, conversation.id, null);
+    // The run ends and (when it is the active one) releases its conversation, in one statement.
+    const finished = await terminateRun(
+      tx,
+      run.id,
+      { status: input.status, failureKind: input.status === "failed" ? input.failureKind : null, failureMessage: input.failureMessage, usage: input.usage },
+      conversation.activeRunId === run.id ? conversation.id : undefined,
+    );
     return ok(finished);
   });
 }

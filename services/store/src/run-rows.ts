@@ -80,6 +80,26 @@ export async function countRepeatedBegin(tx: Transaction, runId: string): Promis
   return row ? runFromDb(row) : undefined;
 }
 
+/**
+ * As countRepeatedBegin, and in the same statement creates the conversation
+ * `conversation` if new (owned by `memberId`): a begin's first two writes in one
+ * round trip. The caller rolls back whenever the begin is refused.
+ */
+export async function countRepeatedBeginCreating(
+  tx: Transaction,
+  runId: string,
+  conversation: { readonly id: string; readonly memberId: string },
+): Promise<RunRow | undefined> {
+  const result = await preparedQuery<RunDbRow>(
+    tx,
+    `WITH conversation AS (INSERT INTO conversations (id, member_id) VALUES ($2, $3) ON CONFLICT (id) DO NOTHING)
+     UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
+    [runId, conversation.id, conversation.memberId],
+  );
+  const row = result.rows[0];
+  return row ? runFromDb(row) : undefined;
+}
+
 /** What a new run row is inserted with (head = start revision). */
 export type NewRun = Pick<RunRow, "id" | "conversationId" | "memberId" | "parentRunId" | "parentToolCallId" | "modelId" | "startRevisionId">;
 
@@ -108,23 +128,36 @@ export interface RunTermination {
   readonly usage: Usage | undefined;
 }
 
-export async function terminateRun(tx: Transaction, runId: string, end: RunTermination): Promise<RunRow> {
+/**
+ * Ends the run. With `releaseConversationId` (the run is that conversation's
+ * active run, locked by the caller) the conversation's active run is cleared in
+ * the same statement.
+ */
+export async function terminateRun(tx: Transaction, runId: string, end: RunTermination, releaseConversationId?: string): Promise<RunRow> {
   const result = await preparedQuery<RunDbRow>(
     tx,
-    `UPDATE runs SET status = $2, failure_kind = $3, failure_message = NULLIF($4, ''), usage = COALESCE($5::jsonb, usage),
+    `WITH released AS (
+       UPDATE conversations SET active_run_id = NULL, updated_at = now() WHERE $6::text IS NOT NULL AND id = $6::text AND active_run_id = $1
+     )
+     UPDATE runs SET status = $2, failure_kind = $3, failure_message = NULLIF($4, ''), usage = COALESCE($5::jsonb, usage),
             finished_at = now(), updated_at = now()
       WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
-    [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage)],
+    [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage), releaseConversationId ?? null],
   );
   return runFromDb(result.rows[0] as RunDbRow);
 }
 
-/** Records that the run moved the conversation head (and which model call it came from). */
-export async function recordRunHead(tx: Transaction, runId: string, headRevisionId: string, providerCallIndex: number): Promise<void> {
+/**
+ * The run moves its conversation's head to `headRevisionId` (the caller holds the
+ * conversation lock): the conversation's head and the run's head (and which model
+ * call it came from) in one statement.
+ */
+export async function moveRunHead(tx: Transaction, conversationId: string, runId: string, headRevisionId: string, providerCallIndex: number): Promise<void> {
   await preparedQuery(
     tx,
-    `UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
-    [runId, headRevisionId, providerCallIndex],
+    `WITH head AS (UPDATE conversations SET head_revision_id = $2, updated_at = now() WHERE id = $4)
+     UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
+    [runId, headRevisionId, providerCallIndex, conversationId],
   );
 }
 

@@ -3,7 +3,7 @@
  * active run and the conversation head is where the writer expects it. The
  * conversation row is locked first, then the run: one lock order for all writes.
  */
-import { lockConversation, type ConversationRow } from "./conversations.ts";
+import { lockConversationOfRun, type ConversationRow } from "./conversations.ts";
 import type { Transaction } from "./database.ts";
 import { ok, reject, type Outcome, type Rejection } from "./outcome.ts";
 import { findRun, type RunRow } from "./run-rows.ts";
@@ -15,10 +15,12 @@ export interface LockedWriter {
 
 export async function lockRunConversation(tx: Transaction, runId: string): Promise<Outcome<LockedWriter>> {
   if (runId === "") return reject("invalid", "run_id is required");
-  const unlocked = await findRun(tx, runId);
-  if (!unlocked) return reject("not_found", `run ${runId} not found`);
-  const conversation = await lockConversation(tx, unlocked.conversationId);
-  if (!conversation) throw new Error(`run ${runId} references missing conversation ${unlocked.conversationId}`);
+  const conversation = await lockConversationOfRun(tx, runId);
+  if (!conversation) {
+    const unlocked = await findRun(tx, runId);
+    if (!unlocked) return reject("not_found", `run ${runId} not found`);
+    throw new Error(`run ${runId} references missing conversation ${unlocked.conversationId}`);
+  }
   const run = await findRun(tx, runId, "lock");
   if (!run) throw new Error(`run ${runId} vanished`);
   return ok({ run, conversation });
