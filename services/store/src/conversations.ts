@@ -35,20 +35,6 @@ export async function lockConversation(tx: Transaction, conversationId: string):
   return row ? fromDb(row) : undefined;
 }
 
-/**
- * Locks the conversation of run `runId` (one statement: the run's conversation id
- * is read in the same query); undefined when the run or its conversation does not exist.
- */
-export async function lockConversationOfRun(tx: Transaction, runId: string): Promise<ConversationRow | undefined> {
-  const result = await preparedQuery<ConversationDbRow>(
-    tx,
-    `SELECT ${COLUMNS} FROM conversations WHERE id = (SELECT conversation_id FROM runs WHERE id = $1) FOR UPDATE`,
-    [runId],
-  );
-  const row = result.rows[0];
-  return row ? fromDb(row) : undefined;
-}
-
 function ownerRejection(conversationId: string, memberId: string): Outcome<never> | undefined {
   if (conversationId === "") return reject("invalid", "conversation_id is required");
   if (memberId === "") return reject("invalid", "member_id is required");
@@ -90,15 +76,6 @@ export async function ensureConversation(db: Queryable, conversationId: string, 
   const owner = result.rows[0]?.member_id;
   if (owner === undefined) throw new Error(`conversation ${conversationId} vanished after insert`);
   return owner === memberId ? ok(undefined) : reject("forbidden", `conversation ${conversationId} belongs to another member`);
-}
-
-/** A run takes over the conversation: its active run and head in one update. */
-export async function setActiveRunAndHead(tx: Transaction, conversationId: string, activeRunId: string, headRevisionId: string | null): Promise<void> {
-  await preparedQuery(tx, "UPDATE conversations SET active_run_id = $2, head_revision_id = $3, updated_at = now() WHERE id = $1", [
-    conversationId,
-    activeRunId,
-    headRevisionId,
-  ]);
 }
 
 /** When the retention job last deleted the conversation's content (null = never). */

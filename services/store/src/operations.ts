@@ -60,9 +60,13 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
         onceClientIds: req.onceClientIds,
       });
       if (begun.kind !== "ok") return begun;
-      const { run, supersededRunId, duplicateOf } = begun.value;
+      const { run, supersededRunId, duplicateOf, startHistory } = begun.value;
       const response = { run: runRecord(run), supersededRunId: supersededRunId ?? "", duplicateOfRunId: duplicateOf ?? "" };
       if (!req.withHistory || run.status !== "running") return ok(response);
+      // A first begin that made the whole history has it in hand (and no open round): nothing to read back.
+      if (startHistory !== undefined) {
+        return ok({ ...response, history: { messages: startHistory.messages, messageIds: startHistory.messageIds, revisionChain: startHistory.chain } });
+      }
       const next = await nextOfBegunRun(pool, run, req.knownRevisionId);
       return next.kind === "ok" ? ok({ ...response, ...next.value }) : next;
     },

@@ -178,18 +178,24 @@ export async function insertCompactedRevision(tx: Transaction, input: CompactedR
   return revision;
 }
 
+/** An appended revision with the ids of the message rows it appended, in order. */
+export interface AppendedRevision extends RevisionRow {
+  readonly messageIds: readonly string[];
+}
+
 /** Inserts the messages and one revision appending them onto `parent`. */
-export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<RevisionRow> {
+export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<AppendedRevision> {
   if (input.messages.length === 0) throw new Error("appendRevision needs at least one message");
   const messageIds = input.messages.map(() => randomUUID());
   const digests = prefixDigests(input.parent?.digest ?? null, input.messages);
   const digest = digests[digests.length - 1] as Buffer;
-  const revision: RevisionRow = {
+  const revision: AppendedRevision = {
     id: randomUUID(),
     conversationId: input.conversationId,
     parentId: input.parent?.id ?? null,
     messageCount: (input.parent?.messageCount ?? 0) + input.messages.length,
     digest,
+    messageIds,
   };
   // One statement (one round trip) for both tables: the messages, then the revision listing them.
   await preparedQuery(

@@ -6,7 +6,6 @@
  */
 import type pg from "pg";
 import type { Message } from "@byok/contracts";
-import { recordContextAnchor } from "./context-anchors.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, listDigest } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
@@ -46,10 +45,12 @@ export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promi
     const parent = conversation.headRevisionId === null ? null : head;
     if (parent === undefined) throw new Error(`conversation ${conversation.id} head ${conversation.headRevisionId} not found`);
     const revision = await appendRevision(tx, { conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
-    if (parent !== null && input.requestInputTokens !== undefined) {
-      await recordContextAnchor(tx, parent, { inputTokens: input.requestInputTokens, runId: input.runId, providerCallIndex: input.providerCallIndex });
-    }
-    await moveRunHead(tx, conversation.id, input.runId, revision.id, input.providerCallIndex);
+    // The call's context anchor (the head it was built from) is written with the head move.
+    const anchor =
+      parent !== null && input.requestInputTokens !== undefined
+        ? { revisionId: parent.id, messageCount: parent.messageCount, inputTokens: input.requestInputTokens }
+        : undefined;
+    await moveRunHead(tx, conversation.id, input.runId, revision.id, input.providerCallIndex, anchor);
     return ok({ revisionId: revision.id, repeated: false });
   });
 }

@@ -8,13 +8,14 @@
  */
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
-import { contentPurgedAt, ensureConversationLocked, lockConversationOfRun, lockOwnedConversation, setActiveRunAndHead } from "./conversations.ts";
+import { contentPurgedAt, ensureConversationLocked, lockOwnedConversation } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { appendRevision, findRevision, type RevisionRow } from "./revisions.ts";
-import { countRepeatedBegin, countRepeatedBeginCreating, findRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { countRepeatedBegin, countRepeatedBeginCreating, findRun, insertActiveRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { lockRunConversation } from "./write-guards.ts";
 
 export interface BeginRunInput {
   readonly runId: string;
@@ -35,6 +36,11 @@ export interface BegunRun {
   readonly supersededRunId: string | null;
   /** A repeated start: which run (or "imported") took its once client ids; the run is completed. */
   readonly duplicateOf: string | null;
+  /**
+   * Set when the begin itself made the run's whole history (a new run, no base
+   * revision): the history of its head, so the caller need not read it back.
+   */
+  readonly startHistory?: { readonly chain: string[]; readonly messageIds: string[]; readonly messages: Message[] };
 }
 
 function repeatedBegin(run: RunRow, input: BeginRunInput): Outcome<BegunRun> {
@@ -107,12 +113,17 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       }
     }
 
-    const start =
+    const appended =
       initial.length > 0
         ? await appendRevision(tx, { conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } })
-        : base;
-    const run = await insertRun(tx, { ...newRun, startRevisionId: start?.id ?? null });
-    await setActiveRunAndHead(tx, conversation.id, run.id, start?.id ?? null);
+        : null;
+    const start = appended ?? base;
+    const run = await insertActiveRun(tx, { ...newRun, startRevisionId: start?.id ?? null });
+    if (base === null && appended !== null) {
+      // A new revision has no context anchor and no compaction: its history is exactly the initial messages.
+      const startHistory = { chain: [appended.id], messageIds: [...appended.messageIds], messages: initial.map((m) => m.message) };
+      return ok({ run, supersededRunId, duplicateOf: null, startHistory });
+    }
     return ok({ run, supersededRunId, duplicateOf: null });
   });
 }
@@ -128,10 +139,10 @@ export interface FinishRunInput {
 /** Sets the terminal status once; finishing a terminal run returns it unchanged. */
 export function finishRun(pool: pg.Pool, input: FinishRunInput): Promise<Outcome<RunRow>> {
   return inTransaction(pool, async (tx) => {
-    const conversation = await lockConversationOfRun(tx, input.runId);
-    const run = await findRun(tx, input.runId, "lock");
-    if (!run) return reject("not_found", `run ${input.runId} not found`);
-    if (!conversation) throw new Error(`run ${input.runId} references missing conversation ${run.conversationId}`);
+    if (input.runId === "") return reject("not_found", `run ${input.runId} not found`);
+    const locked = await lockRunConversation(tx, input.runId);
+    if (locked.kind !== "ok") return locked;
+    const { run, conversation } = locked.value;
     if (run.status !== "running") return ok(run);
     // The run ends and (when it is the active one) releases its conversation, in one statement.
     const finished = await terminateRun(

@@ -114,6 +114,22 @@ export async function insertRun(tx: Transaction, run: NewRun, status: "running" 
   return runFromDb(result.rows[0] as RunDbRow);
 }
 
+/**
+ * Inserts a running run that takes its conversation over (the caller holds the
+ * conversation lock): the conversation's active run and head are set in the
+ * same statement.
+ */
+export async function insertActiveRun(tx: Transaction, run: NewRun): Promise<RunRow> {
+  const result = await preparedQuery<RunDbRow>(
+    tx,
+    `WITH takeover AS (UPDATE conversations SET active_run_id = $1, head_revision_id = $7, updated_at = now() WHERE id = $2)
+     INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
+     VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, 'running', $7, $7) RETURNING ${RUN_COLUMNS}`,
+    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId],
+  );
+  return runFromDb(result.rows[0] as RunDbRow);
+}
+
 /** The sub-agent runs `parentRunId` started, oldest first. */
 export async function findChildRuns(db: Queryable, parentRunId: string): Promise<RunRow[]> {
   const result = await preparedQuery<RunDbRow>(db, `SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, [parentRunId]);
@@ -147,17 +163,37 @@ export async function terminateRun(tx: Transaction, runId: string, end: RunTermi
   return runFromDb(result.rows[0] as RunDbRow);
 }
 
+/** A context anchor to record with a head move (context-anchors.ts; first measurement wins). */
+export interface HeadMoveAnchor {
+  /** The measured revision (the head the model call was built from). */
+  readonly revisionId: string;
+  readonly messageCount: number;
+  readonly inputTokens: bigint;
+}
+
 /**
  * The run moves its conversation's head to `headRevisionId` (the caller holds the
  * conversation lock): the conversation's head and the run's head (and which model
- * call it came from) in one statement.
+ * call it came from) in one statement, with the call's context anchor if given.
  */
-export async function moveRunHead(tx: Transaction, conversationId: string, runId: string, headRevisionId: string, providerCallIndex: number): Promise<void> {
+export async function moveRunHead(
+  tx: Transaction,
+  conversationId: string,
+  runId: string,
+  headRevisionId: string,
+  providerCallIndex: number,
+  anchor?: HeadMoveAnchor,
+): Promise<void> {
   await preparedQuery(
     tx,
-    `WITH head AS (UPDATE conversations SET head_revision_id = $2, updated_at = now() WHERE id = $4)
+    `WITH head AS (UPDATE conversations SET head_revision_id = $2, updated_at = now() WHERE id = $4),
+          anchor AS (
+            INSERT INTO context_anchors (revision_id, message_count, input_tokens, run_id, provider_call_index)
+            SELECT $5::uuid, $6::integer, $7::bigint, $1, $3 WHERE $5::uuid IS NOT NULL
+            ON CONFLICT (revision_id) DO NOTHING
+          )
      UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
-    [runId, headRevisionId, providerCallIndex, conversationId],
+    [runId, headRevisionId, providerCallIndex, conversationId, anchor?.revisionId ?? null, anchor?.messageCount ?? null, anchor?.inputTokens.toString() ?? null],
   );
 }
 
