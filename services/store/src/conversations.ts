@@ -46,17 +46,24 @@ export async function ensureConversationLocked(tx: Transaction, conversationId: 
   const refused = ownerRejection(conversationId, memberId);
   if (refused) return refused;
   await preparedQuery(tx, "INSERT INTO conversations (id, member_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [conversationId, memberId]);
-  return lockOwnedConversation(tx, conversationId, memberId);
-}
-
-/** As ensureConversationLocked for a conversation the transaction has already created if new (run-rows.ts countRepeatedBegin). */
-export async function lockOwnedConversation(tx: Transaction, conversationId: string, memberId: string): Promise<Outcome<ConversationRow>> {
-  const refused = ownerRejection(conversationId, memberId);
-  if (refused) return refused;
   const conversation = await lockConversation(tx, conversationId);
   if (!conversation) throw new Error(`conversation ${conversationId} vanished after insert`);
   if (conversation.memberId !== memberId) return reject("forbidden", `conversation ${conversationId} belongs to another member`);
   return ok(conversation);
+}
+
+/**
+ * Creates the conversation for `memberId` if new, else locks it, in one
+ * statement: an ON CONFLICT DO UPDATE whose WHERE is false updates nothing but
+ * still locks the existing row. Nothing is returned: read the row with a later
+ * statement (run-rows.ts countRepeatedBeginWithConversation), which sees it as
+ * locked. Both ids must be non-empty.
+ */
+export async function createOrLockConversation(tx: Transaction, conversationId: string, memberId: string): Promise<void> {
+  await preparedQuery(tx, "INSERT INTO conversations (id, member_id) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET member_id = conversations.member_id WHERE false", [
+    conversationId,
+    memberId,
+  ]);
 }
 
 /**

@@ -8,13 +8,13 @@
  */
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
-import { contentPurgedAt, ensureConversationLocked, lockOwnedConversation } from "./conversations.ts";
+import { contentPurgedAt, createOrLockConversation, ensureConversationLocked } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { appendRevision, findRevision, type RevisionRow } from "./revisions.ts";
-import { countRepeatedBegin, countRepeatedBeginCreating, findRun, insertActiveRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
 import { lockRunConversation } from "./write-guards.ts";
 
 export interface BeginRunInput {
@@ -52,21 +52,21 @@ function repeatedBegin(run: RunRow, input: BeginRunInput): Outcome<BegunRun> {
 export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<BegunRun>> {
   if (input.runId === "") return Promise.resolve(reject("invalid", "run_id is required"));
   const initial = input.initialMessages.map(canonicalMessage);
-  return inTransaction(pool, async (tx) => {
-    const creates = input.conversationId !== "" && input.memberId !== "";
-    // With both ids: the conversation is created (if new) in the same statement; refusals roll it back.
-    const known = creates
-      ? await countRepeatedBeginCreating(tx, input.runId, { id: input.conversationId, memberId: input.memberId })
-      : await countRepeatedBegin(tx, input.runId);
+  return inTransaction<BegunRun>(pool, async (tx) => {
+    if (input.conversationId === "" || input.memberId === "") {
+      const known = await countRepeatedBegin(tx, input.runId);
+      if (known) return repeatedBegin(known, input);
+      const refused = await ensureConversationLocked(tx, input.conversationId, input.memberId);
+      if (refused.kind !== "ok") return refused;
+      throw new Error("a begin without conversation or member id was not refused");
+    }
+    // The conversation is created or locked first (a refused begin rolls a created one back), then a
+    // statement after the lock counts a repeated begin (also one that committed while we waited).
+    await createOrLockConversation(tx, input.conversationId, input.memberId);
+    const { run: known, conversation } = await countRepeatedBeginWithConversation(tx, input.runId, input.conversationId);
     if (known) return repeatedBegin(known, input);
-    const locked = creates
-      ? await lockOwnedConversation(tx, input.conversationId, input.memberId)
-      : await ensureConversationLocked(tx, input.conversationId, input.memberId);
-    if (locked.kind !== "ok") return locked;
-    const conversation = locked.value;
-    // A concurrent first begin of the same run may have committed while we waited for the lock.
-    const raced = await countRepeatedBegin(tx, input.runId);
-    if (raced) return repeatedBegin(raced, input);
+    if (!conversation) throw new Error(`conversation ${input.conversationId} vanished after insert`);
+    if (conversation.memberId !== input.memberId) return reject("forbidden", `conversation ${input.conversationId} belongs to another member`);
 
     if (input.parentRunId !== "") {
       const parent = await findRun(tx, input.parentRunId);

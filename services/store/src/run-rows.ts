@@ -1,6 +1,7 @@
 /** The runs table: row shape, reads and the small updates shared by run operations. */
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { UsageSchema, type Usage } from "@byok/contracts";
+import type { ConversationRow } from "./conversations.ts";
 import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
 
 export type RunState = "running" | "completed" | "cancelled" | "failed";
@@ -81,23 +82,27 @@ export async function countRepeatedBegin(tx: Transaction, runId: string): Promis
 }
 
 /**
- * As countRepeatedBegin, and in the same statement creates the conversation
- * `conversation` if new (owned by `memberId`): a begin's first two writes in one
- * round trip. The caller rolls back whenever the begin is refused.
+ * After createOrLockConversation: counts a repeated begin of `runId` and reads
+ * the (locked) conversation in one statement. A statement after the lock, so it
+ * sees a first begin of the same run that committed while this one waited.
  */
-export async function countRepeatedBeginCreating(
+export async function countRepeatedBeginWithConversation(
   tx: Transaction,
   runId: string,
-  conversation: { readonly id: string; readonly memberId: string },
-): Promise<RunRow | undefined> {
-  const result = await preparedQuery<RunDbRow>(
+  conversationId: string,
+): Promise<{ readonly run: RunRow | undefined; readonly conversation: ConversationRow | undefined }> {
+  const result = await preparedQuery<RunDbRow & { c_id: string; c_member_id: string; c_head_revision_id: string | null; c_active_run_id: string | null; counted: boolean }>(
     tx,
-    `WITH conversation AS (INSERT INTO conversations (id, member_id) VALUES ($2, $3) ON CONFLICT (id) DO NOTHING)
-     UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
-    [runId, conversation.id, conversation.memberId],
+    `WITH counted AS (UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS})
+     SELECT c.id AS c_id, c.member_id AS c_member_id, c.head_revision_id AS c_head_revision_id, c.active_run_id AS c_active_run_id,
+            counted.id IS NOT NULL AS counted, counted.*
+       FROM conversations c LEFT JOIN counted ON true WHERE c.id = $2`,
+    [runId, conversationId],
   );
   const row = result.rows[0];
-  return row ? runFromDb(row) : undefined;
+  if (!row) return { run: undefined, conversation: undefined };
+  const conversation: ConversationRow = { id: row.c_id, memberId: row.c_member_id, headRevisionId: row.c_head_revision_id, activeRunId: row.c_active_run_id };
+  return { run: row.counted ? runFromDb(row) : undefined, conversation };
 }
 
 /** What a new run row is inserted with (head = start revision). */
