@@ -7,12 +7,11 @@
  */
 import type pg from "pg";
 import { UserOrigin, type Message } from "@byok/contracts";
-import { setHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, type CanonicalMessage } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { findRevision, findRunAppend, insertCompactedRevision, loadRevisionHistory } from "./revisions.ts";
-import { recordRunHead } from "./run-rows.ts";
+import { moveRunHead } from "./run-rows.ts";
 import { lockRunConversation, writeRejection } from "./write-guards.ts";
 
 export interface CompactHistoryInput {
@@ -73,8 +72,7 @@ export function compactHistory(pool: pg.Pool, input: CompactHistoryInput): Promi
       summarizedCount: input.summarizedCount,
       run: { runId: input.runId, appendKey },
     });
-    await setHead(tx, conversation.id, revision.id);
-    await recordRunHead(tx, input.runId, revision.id, input.providerCallIndex);
+    await moveRunHead(tx, conversation.id, input.runId, revision.id, input.providerCallIndex);
     const messages = [canonicalMessage(summary).message, ...kept.map((k) => k.message.message)];
     return ok({ revisionId: revision.id, messages, repeated: false });
   });

@@ -1,10 +1,10 @@
 /**
  * Context anchors: a model call's request was built from a revision's history
  * and the provider reported its input tokens. Written with the call's result
- * (run.append / tool_round.create), read with a revision's history: the newest
+ * (run.append / tool_round.create), read with a revision's history (revisions.ts, in the same query): the newest
  * anchor of the chain lets the run worker estimate only what came after it.
  */
-import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
+import { preparedQuery, type Transaction } from "./database.ts";
 import type { RevisionRow } from "./revisions.ts";
 
 export interface ContextAnchorRow {
@@ -25,17 +25,4 @@ export async function recordContextAnchor(
      VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_id) DO NOTHING`,
     [revision.id, revision.messageCount, measured.inputTokens.toString(), measured.runId, measured.providerCallIndex],
   );
-}
-
-/** The anchor with the most messages among the revisions of `chain`, if any. */
-export async function newestAnchorOf(db: Queryable, chain: readonly string[]): Promise<ContextAnchorRow | undefined> {
-  if (chain.length === 0) return undefined;
-  const result = await preparedQuery<{ revision_id: string; message_count: number; input_tokens: string }>(
-    db,
-    `SELECT revision_id, message_count, input_tokens FROM context_anchors
-      WHERE revision_id = ANY($1::uuid[]) ORDER BY message_count DESC LIMIT 1`,
-    [chain],
-  );
-  const row = result.rows[0];
-  return row === undefined ? undefined : { revisionId: row.revision_id, messageCount: row.message_count, inputTokens: BigInt(row.input_tokens) };
 }

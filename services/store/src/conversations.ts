@@ -35,10 +35,16 @@ export async function lockConversation(tx: Transaction, conversationId: string):
   return row ? fromDb(row) : undefined;
 }
 
-/** Creates the conversation for `memberId` if new, then locks it; FORBIDDEN when another member owns it. */
-export async function ensureConversationLocked(tx: Transaction, conversationId: string, memberId: string): Promise<Outcome<ConversationRow>> {
+function ownerRejection(conversationId: string, memberId: string): Outcome<never> | undefined {
   if (conversationId === "") return reject("invalid", "conversation_id is required");
   if (memberId === "") return reject("invalid", "member_id is required");
+  return undefined;
+}
+
+/** Creates the conversation for `memberId` if new, then locks it; FORBIDDEN when another member owns it. */
+export async function ensureConversationLocked(tx: Transaction, conversationId: string, memberId: string): Promise<Outcome<ConversationRow>> {
+  const refused = ownerRejection(conversationId, memberId);
+  if (refused) return refused;
   await preparedQuery(tx, "INSERT INTO conversations (id, member_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [conversationId, memberId]);
   const conversation = await lockConversation(tx, conversationId);
   if (!conversation) throw new Error(`conversation ${conversationId} vanished after insert`);
@@ -46,12 +52,37 @@ export async function ensureConversationLocked(tx: Transaction, conversationId: 
   return ok(conversation);
 }
 
-export async function setHead(tx: Transaction, conversationId: string, headRevisionId: string | null): Promise<void> {
-  await preparedQuery(tx, "UPDATE conversations SET head_revision_id = $2, updated_at = now() WHERE id = $1", [conversationId, headRevisionId]);
+/**
+ * Creates the conversation for `memberId` if new, else locks it, in one
+ * statement: an ON CONFLICT DO UPDATE whose WHERE is false updates nothing but
+ * still locks the existing row. Nothing is returned: read the row with a later
+ * statement (run-rows.ts countRepeatedBeginWithConversation), which sees it as
+ * locked. Both ids must be non-empty.
+ */
+export async function createOrLockConversation(tx: Transaction, conversationId: string, memberId: string): Promise<void> {
+  await preparedQuery(tx, "INSERT INTO conversations (id, member_id) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET member_id = conversations.member_id WHERE false", [
+    conversationId,
+    memberId,
+  ]);
 }
 
-export async function setActiveRun(tx: Transaction, conversationId: string, activeRunId: string | null): Promise<void> {
-  await preparedQuery(tx, "UPDATE conversations SET active_run_id = $2, updated_at = now() WHERE id = $1", [conversationId, activeRunId]);
+/**
+ * Creates the conversation for `memberId` if new, without a transaction or a
+ * lock (one statement): for a caller that only needs it to exist and be the
+ * member's. FORBIDDEN when another member owns it.
+ */
+export async function ensureConversation(db: Queryable, conversationId: string, memberId: string): Promise<Outcome<void>> {
+  const refused = ownerRejection(conversationId, memberId);
+  if (refused) return refused;
+  // The inserted row (if any) comes from `inserted`; an existing one from the table.
+  const text = `WITH inserted AS (INSERT INTO conversations (id, member_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING member_id)
+     SELECT member_id FROM inserted UNION ALL SELECT member_id FROM conversations WHERE id = $1`;
+  let result = await preparedQuery<{ member_id: string }>(db, text, [conversationId, memberId]);
+  // Inserted concurrently (committed while this statement waited): not in its snapshot, in the next one's.
+  if (result.rows.length === 0) result = await preparedQuery<{ member_id: string }>(db, "SELECT member_id FROM conversations WHERE id = $1", [conversationId]);
+  const owner = result.rows[0]?.member_id;
+  if (owner === undefined) throw new Error(`conversation ${conversationId} vanished after insert`);
+  return owner === memberId ? ok(undefined) : reject("forbidden", `conversation ${conversationId} belongs to another member`);
 }
 
 /** When the retention job last deleted the conversation's content (null = never). */

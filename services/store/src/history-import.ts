@@ -9,7 +9,7 @@
  */
 import type pg from "pg";
 import type { Message } from "@byok/contracts";
-import { ensureConversationLocked } from "./conversations.ts";
+import { ensureConversation, ensureConversationLocked } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, prefixDigests } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
@@ -33,6 +33,12 @@ export interface ImportedHistory {
 export function importHistory(pool: pg.Pool, input: ImportHistoryInput): Promise<Outcome<ImportedHistory>> {
   const messages = input.messages.map(canonicalMessage);
   const baseRevisionId = input.baseRevisionId ?? "";
+  // Nothing to import onto nothing: the conversation only has to exist (no transaction, one statement).
+  if (messages.length === 0 && baseRevisionId === "") {
+    return ensureConversation(pool, input.conversationId, input.memberId).then((owned) =>
+      owned.kind === "ok" ? ok({ revisionId: "", reused: false }) : owned,
+    );
+  }
   return inTransaction<ImportedHistory>(pool, async (tx) => {
     // The lock also serialises concurrent imports of the same history.
     const conversation = await ensureConversationLocked(tx, input.conversationId, input.memberId);

@@ -37,7 +37,12 @@ export function canonicalMessage(message: Message): CanonicalMessage {
   return fromStoredJson(json);
 }
 
-/** Decodes a stored body (jsonb) back into a message. */
+/** Decodes a stored body (jsonb) back into a message, without its digest (reads that do not need it). */
+export function decodeStoredMessage(json: JsonValue): Message {
+  return fromJson(MessageSchema, json);
+}
+
+/** Decodes a stored body (jsonb) back into a message with its digest. */
 export function fromStoredJson(json: JsonValue): CanonicalMessage {
   const message = fromJson(MessageSchema, json);
   const digest = createHash("sha256").update(toBinary(MessageSchema, message)).digest();

@@ -11,7 +11,6 @@ import type { BeginRunResponseSchema, GetRevisionMessagesResponseSchema, StoreOp
 import { getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { cacheUsage } from "./cache-usage.ts";
 import { compactHistory } from "./compaction.ts";
-import { newestAnchorOf } from "./context-anchors.ts";
 import { findConversation } from "./conversations.ts";
 import { importHistory } from "./history-import.ts";
 import { memberUsage } from "./member-usage.ts";
@@ -61,9 +60,13 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
         onceClientIds: req.onceClientIds,
       });
       if (begun.kind !== "ok") return begun;
-      const { run, supersededRunId, duplicateOf } = begun.value;
+      const { run, supersededRunId, duplicateOf, startHistory } = begun.value;
       const response = { run: runRecord(run), supersededRunId: supersededRunId ?? "", duplicateOfRunId: duplicateOf ?? "" };
       if (!req.withHistory || run.status !== "running") return ok(response);
+      // A first begin that made the whole history has it in hand (and no open round): nothing to read back.
+      if (startHistory !== undefined) {
+        return ok({ ...response, history: { messages: startHistory.messages, messageIds: startHistory.messageIds, revisionChain: startHistory.chain } });
+      }
       const next = await nextOfBegunRun(pool, run, req.knownRevisionId);
       return next.kind === "ok" ? ok({ ...response, ...next.value }) : next;
     },
@@ -199,10 +202,11 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
 /** revision.messages: the history of a revision with its chain, compaction and newest anchor ("" = empty). */
 async function revisionMessages(pool: pg.Pool, revisionId: string, knownId = ""): Promise<Outcome<MessageInitShape<typeof GetRevisionMessagesResponseSchema>>> {
   if (revisionId === "") return ok({ messages: [], messageIds: [], revisionChain: [] });
+  // One query: the chain, its messages and its newest anchor (the known revision's
+  // included: it may have been measured after the caller read it, by a call built from it).
   const history = await loadRevisionHistory(pool, revisionId, knownId);
   if (!history) return reject("not_found", `revision ${revisionId} not found`);
-  // The known revision itself may have been measured after the caller read it (a call built from it).
-  const anchor = await newestAnchorOf(pool, history.continues === undefined ? history.chain : [history.continues, ...history.chain]);
+  const anchor = history.anchor;
   return ok({
     messages: history.messages,
     messageIds: history.messageIds,

@@ -6,7 +6,8 @@ import { randomUUID } from "node:crypto";
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { Message } from "@byok/contracts";
 import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
-import { fromStoredJson, prefixDigests, type CanonicalMessage } from "./message-codec.ts";
+import type { ContextAnchorRow } from "./context-anchors.ts";
+import { decodeStoredMessage, prefixDigests, type CanonicalMessage } from "./message-codec.ts";
 
 export interface RevisionRow {
   readonly id: string;
@@ -26,6 +27,8 @@ export interface RevisionHistory {
   readonly compaction: CompactionOfChain | undefined;
   /** Set when this is only what comes after that (known) revision. */
   readonly continues?: string;
+  /** The newest context anchor among the revisions read (the known revision included). */
+  readonly anchor: ContextAnchorRow | undefined;
 }
 
 /** The compaction a chain starts from (its root revision replaced `sourceRevisionId`). */
@@ -69,6 +72,32 @@ export async function findRunAppend(db: Queryable, runId: string, appendKey: str
   const result = await preparedQuery<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE run_id = $1 AND append_key = $2`, [runId, appendKey]);
   const row = result.rows[0];
   return row ? fromDb(row) : undefined;
+}
+
+/**
+ * findRunAppend and findRevision in one query: the revision `runId` appended
+ * under `appendKey` (if it did) and the revision `revisionId` (null: none asked).
+ */
+export async function findRunAppendAndRevision(
+  db: Queryable,
+  runId: string,
+  appendKey: string,
+  revisionId: string | null,
+): Promise<{ readonly earlier: RevisionRow | undefined; readonly revision: RevisionRow | undefined }> {
+  const asked = revisionId !== null && isRevisionId(revisionId) ? revisionId : null;
+  const result = await preparedQuery<RevisionDbRow & { earlier: boolean | null }>(
+    db,
+    `SELECT ${REVISION_COLUMNS}, (run_id = $1 AND append_key = $2) AS earlier FROM revisions
+      WHERE (run_id = $1 AND append_key = $2) OR id = $3::uuid`,
+    [runId, appendKey, asked],
+  );
+  let earlier: RevisionRow | undefined;
+  let revision: RevisionRow | undefined;
+  for (const row of result.rows) {
+    if (row.earlier === true) earlier = fromDb(row);
+    if (row.id === asked) revision = fromDb(row);
+  }
+  return { earlier, revision };
 }
 
 /**
@@ -149,30 +178,46 @@ export async function insertCompactedRevision(tx: Transaction, input: CompactedR
   return revision;
 }
 
+/** An appended revision with the ids of the message rows it appended, in order. */
+export interface AppendedRevision extends RevisionRow {
+  readonly messageIds: readonly string[];
+}
+
 /** Inserts the messages and one revision appending them onto `parent`. */
-export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<RevisionRow> {
+export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<AppendedRevision> {
   if (input.messages.length === 0) throw new Error("appendRevision needs at least one message");
   const messageIds = input.messages.map(() => randomUUID());
-  await preparedQuery(
-    tx,
-    `INSERT INTO messages (id, conversation_id, body, digest)
-     SELECT id, $1, body, digest FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[]) AS m(id, body, digest)`,
-    [input.conversationId, messageIds, input.messages.map((m) => JSON.stringify(m.json)), input.messages.map((m) => m.digest)],
-  );
   const digests = prefixDigests(input.parent?.digest ?? null, input.messages);
   const digest = digests[digests.length - 1] as Buffer;
-  const revision: RevisionRow = {
+  const revision: AppendedRevision = {
     id: randomUUID(),
     conversationId: input.conversationId,
     parentId: input.parent?.id ?? null,
     messageCount: (input.parent?.messageCount ?? 0) + input.messages.length,
     digest,
+    messageIds,
   };
+  // One statement (one round trip) for both tables: the messages, then the revision listing them.
   await preparedQuery(
     tx,
-    `INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key)
+    `WITH inserted AS (
+       INSERT INTO messages (id, conversation_id, body, digest)
+       SELECT id, $2, body, digest FROM unnest($4::uuid[], $9::jsonb[], $10::bytea[]) AS m(id, body, digest)
+     )
+     INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key)
      VALUES ($1, $2, $3, $4::uuid[], $5, $6, $7, $8)`,
-    [revision.id, revision.conversationId, revision.parentId, messageIds, revision.messageCount, revision.digest, input.run?.runId ?? null, input.run?.appendKey ?? null],
+    [
+      revision.id,
+      revision.conversationId,
+      revision.parentId,
+      messageIds,
+      revision.messageCount,
+      revision.digest,
+      input.run?.runId ?? null,
+      input.run?.appendKey ?? null,
+      input.messages.map((m) => JSON.stringify(m.json)),
+      input.messages.map((m) => m.digest),
+    ],
   );
   return revision;
 }
@@ -187,7 +232,7 @@ export async function loadRevisionOwnMessages(db: Queryable, revisionId: string)
       WHERE r.id = $1 ORDER BY x.position`,
     [revisionId],
   );
-  return result.rows.map((r) => fromStoredJson(r.body).message);
+  return result.rows.map((r) => decodeStoredMessage(r.body));
 }
 
 interface ChainRow {
@@ -196,36 +241,52 @@ interface ChainRow {
   compacted_from_id: string | null;
   summarized_count: number | null;
   run_id: string | null;
+  /** The revision's own message bodies, in order (json_agg: one JSON text per row). */
+  bodies: JsonValue[] | null;
+  anchor_revision_id: string | null;
+  anchor_message_count: number | null;
+  anchor_input_tokens: string | null;
 }
 
+/**
+ * One statement for the chain, its message bodies and its newest context
+ * anchor (the anchor columns repeat on every row). `$2` is the known revision:
+ * the walk stops there (included); NULL walks to the root.
+ */
 const CHAIN_QUERY = `WITH RECURSIVE chain AS (
        SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
        UNION ALL
        SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
-         FROM revisions r JOIN chain c ON r.id = c.parent_id
+         FROM revisions r JOIN chain c ON r.id = c.parent_id WHERE $2::uuid IS NULL OR c.id <> $2::uuid
+     ),
+     anchor AS (
+       SELECT revision_id, message_count, input_tokens FROM context_anchors
+        WHERE revision_id IN (SELECT id FROM chain) ORDER BY message_count DESC LIMIT 1
      )
-     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`;
-
-/** The chain from `revisionId` back to `knownId` (included) or to its root when `knownId` is not in it. */
-const CHAIN_SINCE_QUERY = `WITH RECURSIVE chain AS (
-       SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
-       UNION ALL
-       SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
-         FROM revisions r JOIN chain c ON r.id = c.parent_id WHERE c.id <> $2::uuid
-     )
-     SELECT id, message_ids, compacted_from_id, summarized_count, run_id FROM chain ORDER BY depth DESC`;
+     SELECT c.id, c.message_ids, c.compacted_from_id, c.summarized_count, c.run_id,
+            (SELECT json_agg(m.body ORDER BY x.position)
+               FROM unnest(c.message_ids) WITH ORDINALITY AS x(message_id, position) JOIN messages m ON m.id = x.message_id) AS bodies,
+            a.revision_id AS anchor_revision_id, a.message_count AS anchor_message_count, a.input_tokens::text AS anchor_input_tokens
+       FROM chain c LEFT JOIN anchor a ON true
+      ORDER BY c.depth DESC`;
 
 /**
  * Full history of a revision, oldest message first; undefined for an unknown revision.
  * With `knownId` in its chain: only what comes after that revision (`continues` = knownId;
  * `compaction` then only if one of those revisions starts the chain, which cannot happen).
+ * `anchor` is the newest context anchor of the chain read (the known revision included).
  */
 export async function loadRevisionHistory(db: Queryable, revisionId: string, knownId = ""): Promise<RevisionHistory | undefined> {
   if (!isRevisionId(revisionId)) return undefined;
   const since = knownId !== "" && isRevisionId(knownId);
-  const chain = await preparedQuery<ChainRow>(db, since ? CHAIN_SINCE_QUERY : CHAIN_QUERY, since ? [revisionId, knownId] : [revisionId]);
+  const chain = await preparedQuery<ChainRow>(db, CHAIN_QUERY, [revisionId, since ? knownId : null]);
   let rows = chain.rows;
-  const continues = since && rows[0]?.id === knownId;
+  const first = rows[0];
+  const anchor: ContextAnchorRow | undefined =
+    first?.anchor_revision_id == null
+      ? undefined
+      : { revisionId: first.anchor_revision_id, messageCount: first.anchor_message_count ?? 0, inputTokens: BigInt(first.anchor_input_tokens ?? "0") };
+  const continues = since && first?.id === knownId;
   if (continues) rows = rows.slice(1);
   const root = rows[0];
   if (root === undefined && !continues) return undefined;
@@ -233,13 +294,15 @@ export async function loadRevisionHistory(db: Queryable, revisionId: string, kno
     continues || root === undefined || root.compacted_from_id === null
       ? undefined
       : { revisionId: root.id, sourceRevisionId: root.compacted_from_id, summarizedCount: root.summarized_count ?? 0, runId: root.run_id ?? "" };
-  const messageIds = rows.flatMap((r) => r.message_ids);
-  const bodies = await preparedQuery<{ id: string; body: JsonValue }>(db, "SELECT id, body FROM messages WHERE id = ANY($1::uuid[])", [messageIds]);
-  const byId = new Map(bodies.rows.map((r) => [r.id, r.body]));
-  const messages = messageIds.map((id) => {
-    const body = byId.get(id);
-    if (body === undefined) throw new Error(`revision ${revisionId} references missing message ${id}`);
-    return fromStoredJson(body).message;
-  });
-  return { chain: rows.map((r) => r.id), messageIds, messages, compaction, ...(continues ? { continues: knownId } : {}) };
+  const messageIds: string[] = [];
+  const messages: Message[] = [];
+  for (const row of rows) {
+    const bodies = row.bodies ?? [];
+    if (bodies.length !== row.message_ids.length) throw new Error(`revision ${row.id} references missing messages`);
+    for (let i = 0; i < bodies.length; i++) {
+      messageIds.push(row.message_ids[i] as string);
+      messages.push(decodeStoredMessage(bodies[i] as JsonValue));
+    }
+  }
+  return { chain: rows.map((r) => r.id), messageIds, messages, compaction, anchor, ...(continues ? { continues: knownId } : {}) };
 }

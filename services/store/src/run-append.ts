@@ -6,13 +6,11 @@
  */
 import type pg from "pg";
 import type { Message } from "@byok/contracts";
-import { recordContextAnchor } from "./context-anchors.ts";
-import { setHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, listDigest } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
-import { appendRevision, findRevision, findRunAppend } from "./revisions.ts";
-import { recordRunHead } from "./run-rows.ts";
+import { appendRevision, findRunAppendAndRevision } from "./revisions.ts";
+import { moveRunHead } from "./run-rows.ts";
 import { lockRunConversation, writeRejection } from "./write-guards.ts";
 
 export interface AppendMessagesInput {
@@ -39,18 +37,20 @@ export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promi
     const locked = await lockRunConversation(tx, input.runId);
     if (locked.kind !== "ok") return locked;
     const { conversation } = locked.value;
-    const earlier = await findRunAppend(tx, input.runId, appendKey);
+    // The earlier append (a repeat) and the head (the parent of a new append) in one read.
+    const { earlier, revision: head } = await findRunAppendAndRevision(tx, input.runId, appendKey, conversation.headRevisionId);
     if (earlier) return ok({ revisionId: earlier.id, repeated: true });
     const refused = writeRejection(conversation, input.runId, input.expectedHeadRevisionId);
     if (refused) return { kind: "rejected", rejection: refused };
-    const parent = conversation.headRevisionId === null ? null : await findRevision(tx, conversation.headRevisionId);
+    const parent = conversation.headRevisionId === null ? null : head;
     if (parent === undefined) throw new Error(`conversation ${conversation.id} head ${conversation.headRevisionId} not found`);
     const revision = await appendRevision(tx, { conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
-    if (parent !== null && input.requestInputTokens !== undefined) {
-      await recordContextAnchor(tx, parent, { inputTokens: input.requestInputTokens, runId: input.runId, providerCallIndex: input.providerCallIndex });
-    }
-    await setHead(tx, conversation.id, revision.id);
-    await recordRunHead(tx, input.runId, revision.id, input.providerCallIndex);
+    // The call's context anchor (the head it was built from) is written with the head move.
+    const anchor =
+      parent !== null && input.requestInputTokens !== undefined
+        ? { revisionId: parent.id, messageCount: parent.messageCount, inputTokens: input.requestInputTokens }
+        : undefined;
+    await moveRunHead(tx, conversation.id, input.runId, revision.id, input.providerCallIndex, anchor);
     return ok({ revisionId: revision.id, repeated: false });
   });
 }

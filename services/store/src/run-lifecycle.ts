@@ -8,13 +8,14 @@
  */
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
-import { contentPurgedAt, ensureConversationLocked, lockConversation, setActiveRun, setHead } from "./conversations.ts";
+import { contentPurgedAt, createOrLockConversation, ensureConversationLocked } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { appendRevision, findRevision, type RevisionRow } from "./revisions.ts";
-import { countRepeatedBegin, findRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { lockRunConversation } from "./write-guards.ts";
 
 export interface BeginRunInput {
   readonly runId: string;
@@ -35,6 +36,11 @@ export interface BegunRun {
   readonly supersededRunId: string | null;
   /** A repeated start: which run (or "imported") took its once client ids; the run is completed. */
   readonly duplicateOf: string | null;
+  /**
+   * Set when the begin itself made the run's whole history (a new run, no base
+   * revision): the history of its head, so the caller need not read it back.
+   */
+  readonly startHistory?: { readonly chain: string[]; readonly messageIds: string[]; readonly messages: Message[] };
 }
 
 function repeatedBegin(run: RunRow, input: BeginRunInput): Outcome<BegunRun> {
@@ -46,15 +52,21 @@ function repeatedBegin(run: RunRow, input: BeginRunInput): Outcome<BegunRun> {
 export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<BegunRun>> {
   if (input.runId === "") return Promise.resolve(reject("invalid", "run_id is required"));
   const initial = input.initialMessages.map(canonicalMessage);
-  return inTransaction(pool, async (tx) => {
-    const known = await countRepeatedBegin(tx, input.runId);
+  return inTransaction<BegunRun>(pool, async (tx) => {
+    if (input.conversationId === "" || input.memberId === "") {
+      const known = await countRepeatedBegin(tx, input.runId);
+      if (known) return repeatedBegin(known, input);
+      const refused = await ensureConversationLocked(tx, input.conversationId, input.memberId);
+      if (refused.kind !== "ok") return refused;
+      throw new Error("a begin without conversation or member id was not refused");
+    }
+    // The conversation is created or locked first (a refused begin rolls a created one back), then a
+    // statement after the lock counts a repeated begin (also one that committed while we waited).
+    await createOrLockConversation(tx, input.conversationId, input.memberId);
+    const { run: known, conversation } = await countRepeatedBeginWithConversation(tx, input.runId, input.conversationId);
     if (known) return repeatedBegin(known, input);
-    const locked = await ensureConversationLocked(tx, input.conversationId, input.memberId);
-    if (locked.kind !== "ok") return locked;
-    const conversation = locked.value;
-    // A concurrent first begin of the same run may have committed while we waited for the lock.
-    const raced = await countRepeatedBegin(tx, input.runId);
-    if (raced) return repeatedBegin(raced, input);
+    if (!conversation) throw new Error(`conversation ${input.conversationId} vanished after insert`);
+    if (conversation.memberId !== input.memberId) return reject("forbidden", `conversation ${input.conversationId} belongs to another member`);
 
     if (input.parentRunId !== "") {
       const parent = await findRun(tx, input.parentRunId);
@@ -101,13 +113,17 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       }
     }
 
-    const start =
+    const appended =
       initial.length > 0
         ? await appendRevision(tx, { conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } })
-        : base;
-    const run = await insertRun(tx, { ...newRun, startRevisionId: start?.id ?? null });
-    await setActiveRun(tx, conversation.id, run.id);
-    await setHead(tx, conversation.id, start?.id ?? null);
+        : null;
+    const start = appended ?? base;
+    const run = await insertActiveRun(tx, { ...newRun, startRevisionId: start?.id ?? null });
+    if (base === null && appended !== null) {
+      // A new revision has no context anchor and no compaction: its history is exactly the initial messages.
+      const startHistory = { chain: [appended.id], messageIds: [...appended.messageIds], messages: initial.map((m) => m.message) };
+      return ok({ run, supersededRunId, duplicateOf: null, startHistory });
+    }
     return ok({ run, supersededRunId, duplicateOf: null });
   });
 }
@@ -123,19 +139,18 @@ export interface FinishRunInput {
 /** Sets the terminal status once; finishing a terminal run returns it unchanged. */
 export function finishRun(pool: pg.Pool, input: FinishRunInput): Promise<Outcome<RunRow>> {
   return inTransaction(pool, async (tx) => {
-    const unlocked = await findRun(tx, input.runId);
-    if (!unlocked) return reject("not_found", `run ${input.runId} not found`);
-    const conversation = await lockConversation(tx, unlocked.conversationId);
-    const run = await findRun(tx, input.runId, "lock");
-    if (!conversation || !run) throw new Error(`run ${input.runId} or its conversation vanished`);
+    if (input.runId === "") return reject("not_found", `run ${input.runId} not found`);
+    const locked = await lockRunConversation(tx, input.runId);
+    if (locked.kind !== "ok") return locked;
+    const { run, conversation } = locked.value;
     if (run.status !== "running") return ok(run);
-    const finished = await terminateRun(tx, run.id, {
-      status: input.status,
-      failureKind: input.status === "failed" ? input.failureKind : null,
-      failureMessage: input.failureMessage,
-      usage: input.usage,
-    });
-    if (conversation.activeRunId === run.id) await setActiveRun(tx, conversation.id, null);
+    // The run ends and (when it is the active one) releases its conversation, in one statement.
+    const finished = await terminateRun(
+      tx,
+      run.id,
+      { status: input.status, failureKind: input.status === "failed" ? input.failureKind : null, failureMessage: input.failureMessage, usage: input.usage },
+      conversation.activeRunId === run.id ? conversation.id : undefined,
+    );
     return ok(finished);
   });
 }

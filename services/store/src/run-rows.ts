@@ -1,6 +1,7 @@
 /** The runs table: row shape, reads and the small updates shared by run operations. */
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { UsageSchema, type Usage } from "@byok/contracts";
+import type { ConversationRow } from "./conversations.ts";
 import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
 
 export type RunState = "running" | "completed" | "cancelled" | "failed";
@@ -80,6 +81,30 @@ export async function countRepeatedBegin(tx: Transaction, runId: string): Promis
   return row ? runFromDb(row) : undefined;
 }
 
+/**
+ * After createOrLockConversation: counts a repeated begin of `runId` and reads
+ * the (locked) conversation in one statement. A statement after the lock, so it
+ * sees a first begin of the same run that committed while this one waited.
+ */
+export async function countRepeatedBeginWithConversation(
+  tx: Transaction,
+  runId: string,
+  conversationId: string,
+): Promise<{ readonly run: RunRow | undefined; readonly conversation: ConversationRow | undefined }> {
+  const result = await preparedQuery<RunDbRow & { c_id: string; c_member_id: string; c_head_revision_id: string | null; c_active_run_id: string | null; counted: boolean }>(
+    tx,
+    `WITH counted AS (UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS})
+     SELECT c.id AS c_id, c.member_id AS c_member_id, c.head_revision_id AS c_head_revision_id, c.active_run_id AS c_active_run_id,
+            counted.id IS NOT NULL AS counted, counted.*
+       FROM conversations c LEFT JOIN counted ON true WHERE c.id = $2`,
+    [runId, conversationId],
+  );
+  const row = result.rows[0];
+  if (!row) return { run: undefined, conversation: undefined };
+  const conversation: ConversationRow = { id: row.c_id, memberId: row.c_member_id, headRevisionId: row.c_head_revision_id, activeRunId: row.c_active_run_id };
+  return { run: row.counted ? runFromDb(row) : undefined, conversation };
+}
+
 /** What a new run row is inserted with (head = start revision). */
 export type NewRun = Pick<RunRow, "id" | "conversationId" | "memberId" | "parentRunId" | "parentToolCallId" | "modelId" | "startRevisionId">;
 
@@ -90,6 +115,22 @@ export async function insertRun(tx: Transaction, run: NewRun, status: "running" 
     `INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id, finished_at)
      VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, $8, $7, $7, CASE WHEN $8 = 'running' THEN NULL ELSE now() END) RETURNING ${RUN_COLUMNS}`,
     [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId, status],
+  );
+  return runFromDb(result.rows[0] as RunDbRow);
+}
+
+/**
+ * Inserts a running run that takes its conversation over (the caller holds the
+ * conversation lock): the conversation's active run and head are set in the
+ * same statement.
+ */
+export async function insertActiveRun(tx: Transaction, run: NewRun): Promise<RunRow> {
+  const result = await preparedQuery<RunDbRow>(
+    tx,
+    `WITH takeover AS (UPDATE conversations SET active_run_id = $1, head_revision_id = $7, updated_at = now() WHERE id = $2)
+     INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
+     VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, 'running', $7, $7) RETURNING ${RUN_COLUMNS}`,
+    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId],
   );
   return runFromDb(result.rows[0] as RunDbRow);
 }
@@ -108,23 +149,56 @@ export interface RunTermination {
   readonly usage: Usage | undefined;
 }
 
-export async function terminateRun(tx: Transaction, runId: string, end: RunTermination): Promise<RunRow> {
+/**
+ * Ends the run. With `releaseConversationId` (the run is that conversation's
+ * active run, locked by the caller) the conversation's active run is cleared in
+ * the same statement.
+ */
+export async function terminateRun(tx: Transaction, runId: string, end: RunTermination, releaseConversationId?: string): Promise<RunRow> {
   const result = await preparedQuery<RunDbRow>(
     tx,
-    `UPDATE runs SET status = $2, failure_kind = $3, failure_message = NULLIF($4, ''), usage = COALESCE($5::jsonb, usage),
+    `WITH released AS (
+       UPDATE conversations SET active_run_id = NULL, updated_at = now() WHERE $6::text IS NOT NULL AND id = $6::text AND active_run_id = $1
+     )
+     UPDATE runs SET status = $2, failure_kind = $3, failure_message = NULLIF($4, ''), usage = COALESCE($5::jsonb, usage),
             finished_at = now(), updated_at = now()
       WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
-    [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage)],
+    [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage), releaseConversationId ?? null],
   );
   return runFromDb(result.rows[0] as RunDbRow);
 }
 
-/** Records that the run moved the conversation head (and which model call it came from). */
-export async function recordRunHead(tx: Transaction, runId: string, headRevisionId: string, providerCallIndex: number): Promise<void> {
+/** A context anchor to record with a head move (context-anchors.ts; first measurement wins). */
+export interface HeadMoveAnchor {
+  /** The measured revision (the head the model call was built from). */
+  readonly revisionId: string;
+  readonly messageCount: number;
+  readonly inputTokens: bigint;
+}
+
+/**
+ * The run moves its conversation's head to `headRevisionId` (the caller holds the
+ * conversation lock): the conversation's head and the run's head (and which model
+ * call it came from) in one statement, with the call's context anchor if given.
+ */
+export async function moveRunHead(
+  tx: Transaction,
+  conversationId: string,
+  runId: string,
+  headRevisionId: string,
+  providerCallIndex: number,
+  anchor?: HeadMoveAnchor,
+): Promise<void> {
   await preparedQuery(
     tx,
-    `UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
-    [runId, headRevisionId, providerCallIndex],
+    `WITH head AS (UPDATE conversations SET head_revision_id = $2, updated_at = now() WHERE id = $4),
+          anchor AS (
+            INSERT INTO context_anchors (revision_id, message_count, input_tokens, run_id, provider_call_index)
+            SELECT $5::uuid, $6::integer, $7::bigint, $1, $3 WHERE $5::uuid IS NOT NULL
+            ON CONFLICT (revision_id) DO NOTHING
+          )
+     UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
+    [runId, headRevisionId, providerCallIndex, conversationId, anchor?.revisionId ?? null, anchor?.messageCount ?? null, anchor?.inputTokens.toString() ?? null],
   );
 }
 

@@ -9,12 +9,11 @@ import { create } from "@bufbuild/protobuf";
 import type pg from "pg";
 import { AssistantMessageSchema, MessageSchema, type AssistantMessage, type ContentPart, type Message, type ToolCallPart } from "@byok/contracts";
 import { recordContextAnchor } from "./context-anchors.ts";
-import { setHead } from "./conversations.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, replaceNul } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { appendRevision, findRevision, loadRevisionOwnMessages } from "./revisions.ts";
-import { findRun, recordProviderCallIndex, recordRunHead } from "./run-rows.ts";
+import { findRun, recordProviderCallIndex, moveRunHead } from "./run-rows.ts";
 import { findOpenRound, findRound, findRoundByCallIndex, insertResult, insertRound, roundTip, type ToolRoundRow } from "./tool-round-rows.ts";
 import { lockRunConversation, writeRejection } from "./write-guards.ts";
 
@@ -161,8 +160,7 @@ export function commitToolResult(pool: pg.Pool, input: CommitToolResultInput): P
       { runId: input.runId, roundId: round.id, callId: call.callId, completionSeq, content: replaceNul(input.content), isError: input.isError, revisionId: revision.id },
       settles,
     );
-    await setHead(tx, conversation.id, revision.id);
-    await recordRunHead(tx, input.runId, revision.id, round.providerCallIndex);
+    await moveRunHead(tx, conversation.id, input.runId, revision.id, round.providerCallIndex);
     return ok({ revisionId: revision.id, duplicate: false, roundSettled: settles, completionSeq, roundVersion, appended: pair.map((m) => m.message), beginCount: run.beginCount });
   });
 }

@@ -3,25 +3,45 @@
  * active run and the conversation head is where the writer expects it. The
  * conversation row is locked first, then the run: one lock order for all writes.
  */
-import { lockConversation, type ConversationRow } from "./conversations.ts";
-import type { Transaction } from "./database.ts";
+import type { ConversationRow } from "./conversations.ts";
+import { preparedQuery, type Transaction } from "./database.ts";
 import { ok, reject, type Outcome, type Rejection } from "./outcome.ts";
-import { findRun, type RunRow } from "./run-rows.ts";
+import { findRun, RUN_COLUMNS, runFromDb, type RunDbRow, type RunRow } from "./run-rows.ts";
 
 export interface LockedWriter {
   readonly run: RunRow;
   readonly conversation: ConversationRow;
 }
 
+const RUN_SELECT = RUN_COLUMNS.split(",")
+  .map((column) => `r.${column.trim()}`)
+  .join(", ");
+
+/**
+ * Both locks in one statement: FOR UPDATE OF c, r locks each joined row's
+ * conversation, then its run (the lock order of every write), and returns the
+ * rows as they are once locked.
+ */
+const LOCK_WRITER = `SELECT c.id AS c_id, c.member_id AS c_member_id, c.head_revision_id AS c_head_revision_id, c.active_run_id AS c_active_run_id, ${RUN_SELECT}
+  FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = $1 FOR UPDATE OF c, r`;
+
+interface WriterDbRow extends RunDbRow {
+  c_id: string;
+  c_member_id: string;
+  c_head_revision_id: string | null;
+  c_active_run_id: string | null;
+}
+
 export async function lockRunConversation(tx: Transaction, runId: string): Promise<Outcome<LockedWriter>> {
   if (runId === "") return reject("invalid", "run_id is required");
-  const unlocked = await findRun(tx, runId);
-  if (!unlocked) return reject("not_found", `run ${runId} not found`);
-  const conversation = await lockConversation(tx, unlocked.conversationId);
-  if (!conversation) throw new Error(`run ${runId} references missing conversation ${unlocked.conversationId}`);
-  const run = await findRun(tx, runId, "lock");
-  if (!run) throw new Error(`run ${runId} vanished`);
-  return ok({ run, conversation });
+  const row = (await preparedQuery<WriterDbRow>(tx, LOCK_WRITER, [runId])).rows[0];
+  if (!row) {
+    const unlocked = await findRun(tx, runId);
+    if (!unlocked) return reject("not_found", `run ${runId} not found`);
+    throw new Error(`run ${runId} references missing conversation ${unlocked.conversationId}`);
+  }
+  const conversation: ConversationRow = { id: row.c_id, memberId: row.c_member_id, headRevisionId: row.c_head_revision_id, activeRunId: row.c_active_run_id };
+  return ok({ run: runFromDb(row), conversation });
 }
 
 /** Why `runId` may not write onto `expectedHead` now; undefined when it may. */

@@ -12,7 +12,7 @@
 import type pg from "pg";
 import { isClientKind, type ClientKind } from "@byok/contracts";
 import { formatUsd } from "@byok/platform";
-import { inTransaction, query, type Transaction } from "../database.ts";
+import { inTransaction, preparedQuery, type Transaction } from "../database.ts";
 import { ok, reject, type Outcome } from "../outcome.ts";
 import { counterKey, upsertCounter } from "./counters.ts";
 import { BUDGET_COLUMNS, budgetFromDb } from "./budgets.ts";
@@ -71,15 +71,16 @@ function check(entry: LedgerInput): string | undefined {
 
 async function insertLedgerRow(tx: Transaction, entry: LedgerInput): Promise<number | undefined> {
   // One attempt number per call reference at a time.
-  await query(tx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))", [entry.callRef]);
-  const seen = await query(tx, "SELECT 1 FROM ledger WHERE ticket_id = $1", [entry.ticketId]);
-  if ((seen.rowCount ?? 0) > 0) return undefined;
+  await preparedQuery(tx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))", [entry.callRef]);
+  // A statement after the lock (it sees what an earlier holder committed): inserts
+  // nothing when the admission is already in the ledger (no row returned).
   const t = entry.tokens;
-  const result = await query<{ attempt: number }>(
+  const result = await preparedQuery<{ attempt: number }>(
     tx,
     `INSERT INTO ledger (call_ref, attempt, ticket_id, member_id, team_id, client_kind, model_id, provider_id, upstream_model, run_id, call_index, request_id, outcome,
                          input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, charged_usd, started_at)
-     VALUES ($1, (SELECT coalesce(max(attempt), 0) + 1 FROM ledger WHERE call_ref = $1), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+     SELECT $1, (SELECT coalesce(max(attempt), 0) + 1 FROM ledger WHERE call_ref = $1), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20
+      WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE ticket_id = $2)
      RETURNING attempt`,
     [
       entry.callRef,
@@ -108,7 +109,7 @@ async function insertLedgerRow(tx: Transaction, entry: LedgerInput): Promise<num
 }
 
 async function chargeBudgets(tx: Transaction, entry: LedgerInput, charged: bigint): Promise<void> {
-  const budgets = await query<Parameters<typeof budgetFromDb>[0]>(
+  const budgets = await preparedQuery<Parameters<typeof budgetFromDb>[0]>(
     tx,
     `SELECT ${BUDGET_COLUMNS} FROM budgets
       WHERE (member_id::text = $1 OR team_id::text = $2) AND (model_id IS NULL OR model_id = $3)
@@ -126,13 +127,13 @@ export function settleCall(pool: pg.Pool, entry: LedgerInput, charges: readonly 
   return inTransaction<{ recorded: boolean; attempt: number }>(pool, async (tx) => {
     const attempt = await insertLedgerRow(tx, entry);
     if (attempt === undefined) {
-      const previous = await query<{ attempt: number }>(tx, "SELECT attempt FROM ledger WHERE ticket_id = $1", [entry.ticketId]);
+      const previous = await preparedQuery<{ attempt: number }>(tx, "SELECT attempt FROM ledger WHERE ticket_id = $1", [entry.ticketId]);
       return ok({ recorded: false, attempt: previous.rows[0]?.attempt ?? 0 });
     }
     // Counters first (budgets by id), leases last: the order acquire locks them in.
     if ((entry.chargedPico ?? 0n) > 0n) await chargeBudgets(tx, entry, entry.chargedPico ?? 0n);
     const leases = charges.filter((c) => c.kind === "budget" && isUuid(c.leaseId) && c.amount > 0n).sort((a, b) => (a.leaseId < b.leaseId ? -1 : a.leaseId > b.leaseId ? 1 : 0));
-    for (const charge of leases) await query(tx, "UPDATE accounting_leases SET consumed = consumed + $2 WHERE id = $1", [charge.leaseId, charge.amount.toString()]);
+    for (const charge of leases) await preparedQuery(tx, "UPDATE accounting_leases SET consumed = consumed + $2 WHERE id = $1", [charge.leaseId, charge.amount.toString()]);
     return ok({ recorded: true, attempt });
   });
 }
