@@ -5,7 +5,7 @@
  */
 import { Piscina } from "piscina";
 import type { ConvertedPage } from "../web/html-markdown.ts";
-import type { PageConverter } from "../web/markdown-pool.ts";
+import type { PageConverter } from "../web/page-conversion.ts";
 import { inlineHistoryReader, pooledHistoryReader, type HistoryReader, type ReadHistoryResult } from "../request/history-reader.ts";
 import type { CpuTask } from "./cpu-worker.ts";
 

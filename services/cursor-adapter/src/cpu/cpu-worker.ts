@@ -3,7 +3,7 @@
  * adapter's event loop (page conversion, reading long client histories).
  */
 import type { ConvertedPage } from "../web/html-markdown.ts";
-import convert, { type ConvertTask } from "../web/markdown-worker.ts";
+import { convertPage, type ConvertTask } from "../web/page-conversion.ts";
 import { readHistoryTask, type ReadHistoryResult, type ReadHistoryTask } from "../request/history-reader.ts";
 
 export type CpuTask = { readonly kind: "convert_page"; readonly task: ConvertTask } | { readonly kind: "read_history"; readonly task: ReadHistoryTask };
@@ -13,7 +13,7 @@ export type CpuResult<T extends CpuTask> = T extends { kind: "convert_page" } ? 
 export default function run(task: CpuTask): ConvertedPage | ReadHistoryResult {
   switch (task.kind) {
     case "convert_page":
-      return convert(task.task);
+      return convertPage(task.task);
     case "read_history":
       return readHistoryTask(task.task);
     default: {

@@ -5,7 +5,7 @@
 import type { BusNames } from "@byok/contracts";
 import type { Logger, ModelConfig, NatsConnection, WebConfig } from "@byok/platform";
 import type { CursorAdapterMetrics } from "../metrics.ts";
-import type { PageConverter } from "../web/markdown-pool.ts";
+import type { PageConverter } from "../web/page-conversion.ts";
 import type { HistoryReader } from "../request/history-reader.ts";
 
 export interface SessionTimeouts {

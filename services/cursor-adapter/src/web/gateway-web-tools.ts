@@ -1,6 +1,6 @@
 /**
  * The gateway's WebTools: WebFetch under the egress policy (safe-fetch.ts),
- * page conversion in the worker pool (markdown-pool.ts), pages kept per
+ * page conversion in the worker pool (page-conversion.ts), pages kept per
  * conversation (page-store.ts), WebSearch through the configured backend
  * (searxng.ts). Logs say which host was fetched and how it went, never the
  * page content or the search term (unless the debug-content switch is on).
@@ -10,7 +10,7 @@ import { contentForLog, type Logger, type WebConfig } from "@byok/platform";
 import type { StoreClient } from "@byok/store-client";
 import type { PageOutcome, SearchOutcome, WebPage, WebTools } from "../tools/web-tools.ts";
 import { EgressPolicy } from "./egress-policy.ts";
-import type { PageConverter } from "./markdown-pool.ts";
+import type { PageConverter } from "./page-conversion.ts";
 import { PageStore } from "./page-store.ts";
 import { safeFetch, type Resolve } from "./safe-fetch.ts";
 import { searchSearxng, type FetchLike } from "./searxng.ts";

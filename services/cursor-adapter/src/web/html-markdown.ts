@@ -5,7 +5,7 @@
  * content when it marks one (<main>, <article>, role=main), without scripts,
  * styles, forms, embedded frames or images (an image's alt text stays); links
  * become absolute so the model can fetch them. CPU work: it runs in a worker
- * pool (markdown-pool.ts), never on the adapter's event loop.
+ * pool (page-conversion.ts), never on the adapter's event loop.
  */
 import domino, { type DominoElement } from "@mixmark-io/domino";
 import { gfm } from "@joplin/turndown-plugin-gfm";
