@@ -10,49 +10,29 @@
  * out first), so an idle worker holds at most that much.
  */
 import type { KnownHistory } from "@byok/store-client";
+import { LRUCache } from "lru-cache";
 
 export const RECENT_CONVERSATIONS = 512;
 export const RECENT_MESSAGES = 50_000;
 
 export class RecentHistories {
-  readonly #maxConversations: number;
-  readonly #maxMessages: number;
-  readonly #entries = new Map<string, KnownHistory>();
-  #messages = 0;
+  readonly #entries: LRUCache<string, KnownHistory>;
 
   constructor(maxConversations = RECENT_CONVERSATIONS, maxMessages = RECENT_MESSAGES) {
-    this.#maxConversations = maxConversations;
-    this.#maxMessages = maxMessages;
+    // A history larger than maxMessages is not kept (and replaces none); an empty one counts as 1.
+    this.#entries = new LRUCache({ max: maxConversations, maxSize: maxMessages, sizeCalculation: (known) => Math.max(1, known.history.messages.length) });
   }
 
   get(conversationId: string): KnownHistory | undefined {
-    const entry = this.#entries.get(conversationId);
-    if (entry === undefined) return undefined;
-    this.#entries.delete(conversationId);
-    this.#entries.set(conversationId, entry);
-    return entry;
+    return this.#entries.get(conversationId);
   }
 
   set(conversationId: string, known: KnownHistory): void {
-    this.#remove(conversationId);
-    if (known.history.messages.length > this.#maxMessages) return;
     this.#entries.set(conversationId, known);
-    this.#messages += known.history.messages.length;
-    for (const oldest of this.#entries.keys()) {
-      if (this.#entries.size <= this.#maxConversations && this.#messages <= this.#maxMessages) break;
-      this.#remove(oldest);
-    }
   }
 
   /** Messages held in all. */
   get messages(): number {
-    return this.#messages;
-  }
-
-  #remove(conversationId: string): void {
-    const entry = this.#entries.get(conversationId);
-    if (entry === undefined) return;
-    this.#entries.delete(conversationId);
-    this.#messages -= entry.history.messages.length;
+    return this.#entries.calculatedSize;
   }
 }

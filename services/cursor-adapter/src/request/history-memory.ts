@@ -15,6 +15,7 @@
  * authority: it checks ownership and the base revision on every import.
  */
 import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 
 export interface RememberedHistory {
   /** The revision the first `rootCount` roots imported to ("" = they hold no messages). */
@@ -46,28 +47,23 @@ function hashOfRoots(roots: readonly Uint8Array[], count: number): string {
 }
 
 export class HistoryMemory {
-  readonly #max: number;
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries: LRUCache<string, Entry>;
 
   constructor(maxConversations = HISTORY_MEMORY_CONVERSATIONS) {
-    this.#max = maxConversations;
+    this.#entries = new LRUCache({ max: maxConversations });
   }
 
   /** The remembered import of this conversation when `roots` start with its roots. */
   recall(conversationId: string, memberId: string, roots: readonly Uint8Array[]): RememberedHistory | undefined {
-    const entry = this.#entries.get(conversationId);
+    const entry = this.#entries.peek(conversationId);
     if (entry === undefined || entry.memberId !== memberId || entry.rootCount > roots.length) return undefined;
     if (hashOfRoots(roots, entry.rootCount) !== entry.rootsHash) return undefined;
-    this.#entries.delete(conversationId);
-    this.#entries.set(conversationId, entry);
-    return entry;
+    return this.#entries.get(conversationId);
   }
 
   /** `roots` (all of them) imported to `history.revisionId`. */
   remember(conversationId: string, memberId: string, roots: readonly Uint8Array[], history: Omit<RememberedHistory, "rootCount">): void {
-    this.#entries.delete(conversationId);
     this.#entries.set(conversationId, { ...history, rootCount: roots.length, memberId, rootsHash: hashOfRoots(roots, roots.length) });
-    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value as string);
   }
 
   forget(conversationId: string): void {
