@@ -10,6 +10,12 @@
  * undecodable reply) are mapped here, once, into its `kind`. A response that
  * lacks what the store always sends (run.begin without its run, ...) is
  * StoreFailure `internal`. Any other error (a bug) is thrown as it is.
+ *
+ * One file on purpose, past the usual size: it is one class whose methods are
+ * thin typed wrappers, a few lines each, over the single `call`. The request
+ * and result types live in the generated contracts. Splitting it by operation
+ * group would need a chain of base classes or mixins to keep one StoreClient
+ * type for the services, and that costs more than the length does.
  */
 import {
   parseMemberId,
