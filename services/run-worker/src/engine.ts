@@ -34,28 +34,28 @@ import {
   type RunId,
   type RunRecord,
   type StateCommitted,
-  type ToolCallPart,
   type ToolRoundRecord,
   type Usage,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
-import { StoreFailure, type BegunRun, type KnownHistory, type RevisionHistory, type StoreClient } from "@byok/store-client";
-import type { BarrierOutcome, ClientChannel } from "./client-channel.ts";
-import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
-import { contextBudget, estimateInputTokens, messageText, promptTexts, requestBytes, type ContextAnchor } from "./context-estimate.ts";
-import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
-import { buildModelRequest, type RunModelContext } from "./model-request.ts";
-import { byteRatioCounter, type TokenCounter, type TokenCounters } from "./token-count.ts";
-
-/** An upper bound of BPE counts (every token is at least one byte). */
-const ONE_TOKEN_PER_BYTE = byteRatioCounter(1);
-import type { ModelInvoker } from "./model-invocation.ts";
-import type { RunCommandFeed } from "./run-commands.ts";
-import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
-import { watchClientLiveness } from "./client-liveness.ts";
-import { driveToolRound, type StateCommittedInit } from "./tool-round.ts";
-import { contextTokens, sumTurnUsage } from "./usage.ts";
+import { StoreFailure, type BegunRun, type KnownHistory, type StoreClient } from "@byok/store-client";
 import { assertNever } from "./assert-never.ts";
+import type { ClientChannel } from "./client-channel.ts";
+import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
+import { ContextFit } from "./context-fit.ts";
+import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
+import type { ModelInvoker } from "./model-invocation.ts";
+import { buildModelRequest, type RunModelContext } from "./model-request.ts";
+import type { RunCommandFeed } from "./run-commands.ts";
+import { RunHistory } from "./run-history.ts";
+import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
+import { RunInterrupted, RunStop, settleBarrier } from "./run-stop.ts";
+import type { TokenCounter, TokenCounters } from "./token-count.ts";
+import { awaitToolRound } from "./tool-round-wait.ts";
+import type { StateCommittedInit } from "./tool-round.ts";
+import { contextTokens, sumTurnUsage } from "./usage.ts";
+
+export { RunInterrupted, RunSuperseded } from "./run-stop.ts";
 
 export interface EngineDeps {
   readonly store: StoreClient;
@@ -79,60 +79,19 @@ type Step =
   | { readonly kind: "tool_round"; readonly round: ToolRoundRecord; readonly start: ToolRoundStart; readonly startedMs: number }
   | { readonly kind: "final"; readonly assistant: Message; readonly revisionId: string };
 
-/** Ends the loop with an outcome decided inside it (client gone, client rejected a state). */
-class RunStop extends Error {
-  override readonly name = "RunStop";
-  readonly outcome: RunOutcome;
-  constructor(outcome: RunOutcome) {
-    super(outcome.kind);
-    this.outcome = outcome;
-  }
-}
-
-/** The run's cancellation signal fired; the actor decides what that means. */
-export class RunInterrupted extends Error {
-  override readonly name = "RunInterrupted";
-}
-
-/**
- * A later delivery of the same run began (the store's begin count grew past
- * this owner's): that delivery owns the run now. This one stops without
- * ending the run, reporting anything or settling the JetStream message.
- */
-export class RunSuperseded extends Error {
-  override readonly name = "RunSuperseded";
-  readonly beginCount: number;
-  readonly currentBeginCount: number;
-  constructor(beginCount: number, currentBeginCount: number) {
-    super(`run begun again (begin ${currentBeginCount}) while this owner (begin ${beginCount}) ran it`);
-    this.beginCount = beginCount;
-    this.currentBeginCount = currentBeginCount;
-  }
-}
-
 export class RunEngine {
   readonly #deps: EngineDeps;
   readonly #runId: RunId;
   readonly #prepared: PreparedRun;
   readonly #model: RunModelContext;
   readonly #beginCount: number;
-  readonly #log: Logger;
-  #head: string;
-  #history: Message[] = [];
-  /** Stored ids of #history's messages. */
-  #messageIds: string[] = [];
-  /** The newest provider measurement of a prefix of #history. */
-  #anchor: ContextAnchor | undefined;
-  /** Set while #head is a compacted revision (recovery re-sends its commit). */
-  #compactedHead: { sourceRevisionId: string; summarizedCount: number } | undefined;
+  readonly #history: RunHistory;
+  readonly #fit: ContextFit;
   /** Highest provider call index used so far (NO_PROVIDER_CALL = none yet). */
   #callIndex: ProviderCallIndex;
   /** Usage of each model call; `undefined` = a call that reported none (or one made by an earlier owner). */
   readonly #usages: Array<Usage | undefined> = [];
   #lastUsage: Usage | undefined;
-
-  /** The revision #history is the whole history of (undefined until loaded). */
-  #known: KnownHistory | undefined;
   /** What run.begin already read (history of the head, open round); undefined = read it here. */
   readonly #begun: BegunRun["next"];
 
@@ -142,8 +101,7 @@ export class RunEngine {
     this.#deps = deps;
     this.#runId = runId;
     this.#prepared = prepared;
-    this.#log = deps.log;
-    this.#head = record.headRevisionId;
+    this.#history = new RunHistory(deps.store, record.headRevisionId);
     this.#beginCount = record.beginCount;
     this.#callIndex = parseProviderCallIndex(record.providerCallIndex);
     // Calls an earlier owner made are unknown here: their usage cannot be summed.
@@ -156,11 +114,17 @@ export class RunEngine {
       prompt: prepared.prompt,
       clientKind: prepared.clientKind,
     };
+    this.#fit = new ContextFit(deps.counters, this.#model, deps.compaction);
   }
 
   /** Sum over the run's model calls (a field only if every call reported it). */
   get turnUsage(): Usage {
     return sumTurnUsage(this.#usages);
+  }
+
+  /** The history this engine last held, whole (for the next run of the conversation on this worker). */
+  get knownHistory(): KnownHistory | undefined {
+    return this.#history.known;
   }
 
   /** Runs the loop to its end. Throws RunInterrupted when the run's signal fired. */
@@ -170,9 +134,9 @@ export class RunEngine {
       let open: ToolRoundRecord | undefined;
       if (begun === undefined) {
         // Both reads are independent: one round trip instead of two.
-        [, open] = await Promise.all([this.#loadHistory(this.#head), this.#deps.store.getOpenToolRound(this.#runId)]);
+        [, open] = await Promise.all([this.#history.load(this.#history.head), this.#deps.store.getOpenToolRound(this.#runId)]);
       } else {
-        this.#useHistory(this.#head, begun.history);
+        this.#history.use(this.#history.head, begun.history);
         open = begun.openRound;
       }
       let step = await this.#recover(open);
@@ -193,7 +157,7 @@ export class RunEngine {
     } catch (err) {
       if (err instanceof RunStop) return err.outcome;
       if (err instanceof StoreFailure) {
-        this.#log.warn({ err }, "store refused or failed a run operation");
+        this.#deps.log.warn({ err }, "store refused or failed a run operation");
         return storeFailed(err);
       }
       throw err;
@@ -204,7 +168,7 @@ export class RunEngine {
   async #recover(open: ToolRoundRecord | undefined): Promise<Step> {
     const runId = this.#runId;
     if (open !== undefined) {
-      this.#log.info({ round_id: open.roundId, results: open.results.length }, "continuing the open tool round");
+      this.#deps.log.info({ round_id: open.roundId, results: open.results.length }, "continuing the open tool round");
       return { kind: "tool_round", round: open, start: "taken_over", startedMs: performance.now() };
     }
     const action = this.#prepared.action;
@@ -214,27 +178,28 @@ export class RunEngine {
       const created = await this.#deps.store.createToolRound({
         runId,
         roundId: toolRoundId(runId, NO_PROVIDER_CALL),
-        expectedHeadRevisionId: this.#head,
+        expectedHeadRevisionId: this.#history.head,
         assistant: pending,
         providerCallIndex: NO_PROVIDER_CALL,
       });
       return { kind: "tool_round", round: created.round, start: "created", startedMs: performance.now() };
     }
     if (this.#callIndex !== NO_PROVIDER_CALL) {
-      const last = this.#history.at(-1);
+      const last = this.#history.messages.at(-1);
       if (last?.body.case === "assistant" && !last.body.value.content.some((p) => p.part.case === "toolCall")) {
-        this.#log.info("final answer already committed by an earlier owner");
-        return { kind: "final", assistant: last, revisionId: this.#head };
+        this.#deps.log.info("final answer already committed by an earlier owner");
+        return { kind: "final", assistant: last, revisionId: this.#history.head };
       }
-      if (this.#compactedHead !== undefined) {
+      const compacted = this.#history.compactedHead;
+      if (compacted !== undefined) {
         // The run compacted under an earlier owner; the client may not have checkpointed it yet.
-        const { sourceRevisionId, summarizedCount } = this.#compactedHead;
-        await this.#commit({ ...repeatedCompactionCommit(this.#head, sourceRevisionId, summarizedCount, this.#history), ...this.#usageSnapshot() });
+        const { head, messages } = this.#history;
+        await this.#commit({ ...repeatedCompactionCommit(head, compacted.sourceRevisionId, compacted.summarizedCount, messages), ...this.#usageSnapshot() });
         return { kind: "model_call" };
       }
       if (last?.body.case === "toolResult") {
         // The last round settled under an earlier owner; the client may not have projected it yet.
-        await this.#commit({ cause: CommitCause.TOOL_ROUND_SETTLED, revisionId: this.#head, roundId: toolRoundId(runId, this.#callIndex), ...this.#usageSnapshot() });
+        await this.#commit({ cause: CommitCause.TOOL_ROUND_SETTLED, revisionId: this.#history.head, roundId: toolRoundId(runId, this.#callIndex), ...this.#usageSnapshot() });
       }
     }
     return { kind: "model_call" };
@@ -249,8 +214,8 @@ export class RunEngine {
       const index = nextProviderCallIndex(this.#callIndex);
       this.#callIndex = index;
       const clientIndex = clientModelCallIndexOf(index);
-      const request = buildModelRequest(this.#model, this.#history, index);
-      const log = this.#log.child({ call_id: request.callId });
+      const request = buildModelRequest(this.#model, this.#history.messages, index);
+      const log = this.#deps.log.child({ call_id: request.callId });
       log.info({ messages: request.messages.length }, "model call");
       const outcome = await invoker.invoke(request, (event) => client.emit(clientIndex, event), signal);
       switch (outcome.kind) {
@@ -263,7 +228,7 @@ export class RunEngine {
             if (overflowCompacted) throw new RunStop(failed(FailureKind.PROVIDER, `context overflow after compaction: ${outcome.failure.message}`, { modelFailureKind: ModelFailureKind.CONTEXT_OVERFLOW }));
             overflowCompacted = true;
             // The endpoint counted more than the estimate: compact whatever the estimate says, then retry once.
-            if (await this.#compact(CompactionReason.OVERFLOW, await this.#counter())) continue;
+            if (await this.#compact(CompactionReason.OVERFLOW, await this.#fit.counter(this.#history.messages))) continue;
           }
           throw new RunStop(cycleFailed(outcome.failure));
         case "completed":
@@ -274,21 +239,21 @@ export class RunEngine {
       this.#usages.push(outcome.usage);
       this.#lastUsage = outcome.usage;
       const inputTokens = outcome.usage?.inputTokens;
-      if (inputTokens !== undefined) this.#measured(inputTokens);
+      if (inputTokens !== undefined) this.#measured(Number(inputTokens));
       log.info({ stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
       const measured = inputTokens === undefined ? {} : { requestInputTokens: inputTokens };
       switch (outcome.stop) {
         case "stop": {
           const assistant = create(MessageSchema, { body: { case: "assistant", value: outcome.assistant } });
-          const revisionId = await store.appendMessages({ runId, expectedHeadRevisionId: this.#head, messages: [assistant], providerCallIndex: index, ...measured });
-          this.#head = revisionId;
+          const revisionId = await store.appendMessages({ runId, expectedHeadRevisionId: this.#history.head, messages: [assistant], providerCallIndex: index, ...measured });
+          this.#history.head = revisionId;
           return { kind: "final", assistant, revisionId };
         }
         case "tool_use": {
           const created = await store.createToolRound({
             runId,
             roundId: toolRoundId(runId, index),
-            expectedHeadRevisionId: this.#head,
+            expectedHeadRevisionId: this.#history.head,
             assistant: outcome.assistant,
             providerCallIndex: index,
             ...measured,
@@ -301,35 +266,18 @@ export class RunEngine {
     }
   }
 
-  /** A counter for this history (its texts counted in one batch for BPE models). */
-  async #counter(): Promise<TokenCounter> {
-    const texts = [...promptTexts(this.#model.prompt), ...this.#history.map(messageText)];
-    const prompt = this.#deps.compaction?.prompt;
-    if (prompt !== undefined) texts.push(prompt.system, prompt.request);
-    return this.#deps.counters.counterFor(this.#model.model?.modelId ?? "", this.#model.model?.tokenizer ?? "", texts);
-  }
-
-  /**
-   * Compacts first when the next call's estimate is over the budget. A BPE
-   * token is at least one byte, so when even one token per byte fits, the
-   * history fits and the tokenizer is not needed (nor loaded).
-   */
+  /** Compacts first when the next call's estimate is over the budget. */
   async #fitBudget(): Promise<void> {
-    const config = this.#deps.compaction;
-    const budget = contextBudget(this.#model.model?.contextWindow, config?.reservePercent ?? 0);
-    if (config === undefined || budget === undefined) return;
-    if (estimateInputTokens(ONE_TOKEN_PER_BYTE, this.#model.prompt, this.#history, this.#anchor) <= budget.budget) return;
-    const counter = await this.#counter();
-    const estimate = estimateInputTokens(counter, this.#model.prompt, this.#history, this.#anchor);
-    if (estimate <= budget.budget) return;
-    this.#log.info({ estimate, budget: budget.budget, window: budget.window, anchored: this.#anchor !== undefined }, "context estimate over the budget");
-    await this.#compact(CompactionReason.BUDGET, counter);
+    const over = await this.#fit.overBudget(this.#history.messages, this.#history.anchor);
+    if (over === undefined) return;
+    this.#deps.log.info({ estimate: over.estimate, budget: over.budget.budget, window: over.budget.window, anchored: this.#history.anchor !== undefined }, "context estimate over the budget");
+    await this.#compact(CompactionReason.BUDGET, over.counter);
   }
 
   /** One compaction; false when there was nothing to summarize. Throws RunStop when the summary call failed. */
   async #compact(reason: CompactionReason, counter: TokenCounter): Promise<boolean> {
     const config = this.#deps.compaction;
-    const budget = contextBudget(this.#model.model?.contextWindow, config?.reservePercent ?? 0);
+    const budget = this.#fit.budget;
     if (config === undefined || budget === undefined) return false;
     const index = nextProviderCallIndex(this.#callIndex);
     this.#callIndex = index;
@@ -340,26 +288,26 @@ export class RunEngine {
         client: this.#deps.client,
         signal: this.#deps.signal,
         config,
-        log: this.#log,
+        log: this.#deps.log,
         commit: (state) => this.#commit(state),
         usageSnapshot: () => ({ turnUsage: this.turnUsage }),
       },
-      { run: this.#model, reason, index, head: this.#head, history: this.#history, messageIds: this.#messageIds, budget, counter },
+      { run: this.#model, reason, index, head: this.#history.head, history: this.#history.messages, messageIds: this.#history.messageIds, budget, counter },
     );
     switch (outcome.kind) {
       case "cancelled":
         throw new RunInterrupted("compaction cancelled");
       case "failed":
         this.#usages.push(outcome.failure.usage);
-        this.#log.warn({ kind: ModelFailureKind[outcome.failure.kind], message: outcome.failure.message }, "summary call failed");
+        this.#deps.log.warn({ kind: ModelFailureKind[outcome.failure.kind], message: outcome.failure.message }, "summary call failed");
         throw new RunStop(cycleFailed({ ...outcome.failure, message: `compaction failed: ${outcome.failure.message}` }));
       case "nothing_to_summarize":
-        this.#log.info("nothing to compact: the whole history is the newest turn");
+        this.#deps.log.info("nothing to compact: the whole history is the newest turn");
         return false;
       case "compacted":
         // The summary call counts in the turn's usage, but it measured another request: no anchor.
         this.#usages.push(outcome.usage);
-        await this.#loadHistory(outcome.revisionId);
+        await this.#history.load(outcome.revisionId);
         return true;
       default:
         return assertNever(outcome);
@@ -367,55 +315,31 @@ export class RunEngine {
   }
 
   /** The provider's count of the request just made: the in-run anchor, and a calibration of the ratio counter. */
-  #measured(inputTokens: bigint): void {
-    this.#anchor = { messageCount: this.#history.length, inputTokens: Number(inputTokens) };
-    const tokenizer = this.#model.model?.tokenizer ?? "";
-    if (tokenizer !== "o200k_base" && tokenizer !== "cl100k_base") this.#deps.counters.calibrate(this.#model.model?.modelId ?? "", requestBytes(this.#model.prompt, this.#history), Number(inputTokens));
+  #measured(inputTokens: number): void {
+    this.#history.anchor = { messageCount: this.#history.messages.length, inputTokens };
+    this.#fit.calibrate(this.#history.messages, inputTokens);
   }
 
-  /**
-   * Nothing but the client bounds the wait for tool results, so the client is
-   * probed meanwhile: once it is gone, the wait ends and the run is cancelled.
-   */
   async #toolRound(step: Extract<Step, { kind: "tool_round" }>): Promise<Step> {
-    const { round } = step;
-    const waiting = new AbortController();
-    const abortWaiting = (): void => waiting.abort();
-    this.#deps.signal.addEventListener("abort", abortWaiting, { once: true });
-    if (this.#deps.signal.aborted) waiting.abort();
-    let goneReason: string | undefined;
-    const liveness = watchClientLiveness(this.#deps.client, this.#deps.probeIntervalMs, this.#log);
-    void liveness.gone.then((reason) => {
-      goneReason = reason;
-      waiting.abort();
-    });
-    try {
-      const settled = await driveToolRound(
-        {
-          runId: this.#runId,
-          store: this.#deps.store,
-          commands: this.#deps.commands,
-          signal: waiting.signal,
-          log: this.#log,
-          commit: (state) => this.#commit(state),
-          execute: (roundId, calls) => this.#execute(roundId, calls),
-          usageSnapshot: () => this.#usageSnapshot(),
-          interrupted: () =>
-            goneReason !== undefined && !this.#deps.signal.aborted
-              ? new RunStop({ kind: "cancelled", reason: `client gone: ${goneReason}` })
-              : new RunInterrupted("cancelled while waiting for tool results"),
-          beginCount: this.#beginCount,
-          superseded: (current) => new RunSuperseded(this.#beginCount, current),
-        },
-        round,
-      );
-      this.#deps.metrics.toolRoundSettled(step.start, step.startedMs);
-      await this.#loadHistory(settled.revisionId);
-      return { kind: "model_call" };
-    } finally {
-      liveness.stop();
-      this.#deps.signal.removeEventListener("abort", abortWaiting);
-    }
+    const { store, client, commands, signal, probeIntervalMs, log } = this.#deps;
+    const revisionId = await awaitToolRound(
+      {
+        runId: this.#runId,
+        store,
+        client,
+        commands,
+        signal,
+        probeIntervalMs,
+        log,
+        beginCount: this.#beginCount,
+        commit: (state) => this.#commit(state),
+        usageSnapshot: () => this.#usageSnapshot(),
+      },
+      step.round,
+    );
+    this.#deps.metrics.toolRoundSettled(step.start, step.startedMs);
+    await this.#history.load(revisionId);
+    return { kind: "model_call" };
   }
 
   async #final(assistant: Message, revisionId: string): Promise<RunOutcome> {
@@ -425,57 +349,10 @@ export class RunEngine {
 
   /** A StateCommitted barrier: returns once the client projected it, else stops the run. */
   async #commit(state: StateCommittedInit): Promise<void> {
-    this.#settle(await this.#deps.client.barrier({ event: { case: "stateCommitted", value: state } }, this.#deps.signal), "state");
-  }
-
-  async #execute(roundId: string, calls: ToolCallPart[]): Promise<void> {
-    this.#settle(await this.#deps.client.barrier({ event: { case: "executeToolRound", value: { roundId, calls } } }, this.#deps.signal), "execute_tool_round");
-  }
-
-  #settle(outcome: BarrierOutcome, what: string): void {
-    switch (outcome.kind) {
-      case "acked":
-        return;
-      case "rejected":
-        this.#log.warn({ error: outcome.error }, `client rejected ${what}`);
-        throw new RunStop(failed(FailureKind.CLIENT, `client could not apply ${what}: ${outcome.error}`));
-      case "client_gone":
-        this.#log.warn({ reason: outcome.reason }, `client did not acknowledge ${what}`);
-        throw new RunStop({ kind: "cancelled", reason: `client gone: ${outcome.reason}` });
-      case "aborted":
-        throw new RunInterrupted(`cancelled while waiting for the client to acknowledge ${what}`);
-      default:
-        assertNever(outcome);
-    }
+    settleBarrier(await this.#deps.client.barrier({ event: { case: "stateCommitted", value: state } }, this.#deps.signal), "state", this.#deps.log);
   }
 
   #usageSnapshot(): Pick<StateCommitted, "turnUsage" | "contextTokens"> {
-    const tokens = contextTokens(this.#lastUsage);
-    return { turnUsage: this.turnUsage, contextTokens: tokens };
-  }
-
-  /** The history this engine last held, whole (for the next run of the conversation on this worker). */
-  get knownHistory(): KnownHistory | undefined {
-    return this.#known;
-  }
-
-  /** Only what follows the revision held now travels (the store sends the rest when it is not in the chain). */
-  async #loadHistory(revisionId: string): Promise<void> {
-    this.#useHistory(revisionId, await this.#deps.store.revisionHistory(revisionId, this.#known));
-  }
-
-  #useHistory(revisionId: string, loaded: RevisionHistory): void {
-    this.#head = revisionId;
-    if (revisionId !== "") this.#known = { revisionId, history: loaded };
-    this.#history = loaded.messages;
-    this.#messageIds = loaded.messageIds;
-    const anchor = loaded.anchor;
-    this.#anchor =
-      anchor !== undefined && anchor.messageCount <= loaded.messages.length ? { messageCount: anchor.messageCount, inputTokens: Number(anchor.inputTokens) } : undefined;
-    const compaction = loaded.compaction;
-    this.#compactedHead =
-      compaction !== undefined && compaction.revisionId === revisionId
-        ? { sourceRevisionId: compaction.sourceRevisionId, summarizedCount: compaction.summarizedCount }
-        : undefined;
+    return { turnUsage: this.turnUsage, contextTokens: contextTokens(this.#lastUsage) };
   }
 }
