@@ -13,14 +13,15 @@
  *   await gw.stop();
  *
  * Service logs are silent unless HARNESS_LOG_LEVEL (e.g. "debug") is set.
+ * The config file lives in ./harness-gateway-config.ts and the option and
+ * handle types in ./gateway-harness-types.ts; this module re-exports both.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
-import { busNames, STORE_OPERATIONS, type BusNames, type StoreOperations } from "@byok/contracts";
-import { busRequest, connectNats, silentLogger, type NatsConnection } from "@byok/platform";
+import { busNames, STORE_OPERATIONS } from "@byok/contracts";
+import { busRequest, connectNats, silentLogger } from "@byok/platform";
 import { loadConfig as loadStoreConfig } from "@byok/store/config";
 import { startStore } from "@byok/store/service";
 import { loadConfig as loadGatewayServiceConfig } from "@byok/provider-gateway/config";
@@ -32,182 +33,18 @@ import { startCursorAdapter } from "@byok/cursor-adapter/service";
 import { loadConfig as loadEdgeProxyConfig } from "@byok/edge-proxy/config";
 import { startEdgeProxy } from "@byok/edge-proxy/service";
 import { loadConfig as loadAcpAdapterConfig } from "@byok/acp-adapter/config";
-import { startAcpAdapter, type AcpAdapter } from "@byok/acp-adapter/service";
-import { FakeCursorClient, type FakeCursorOptions } from "./fake-cursor/index.ts";
-import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "./infra.ts";
-import { startMockLlm, type MockEndpoint, type MockLlm } from "./mock-llm.ts";
-import { serviceLogger, type LogCapture } from "./service-logger.ts";
+import { startAcpAdapter } from "@byok/acp-adapter/service";
+import { FakeCursorClient } from "./fake-cursor/index.ts";
+import type { AcpHandle, EdgeProxyHandle, GatewayHarness, GatewayHarnessOptions, WorkerHandle } from "./gateway-harness-types.ts";
+import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "./harness-gateway-config.ts";
+import { createTestBus, createTestDatabase } from "./infra.ts";
+import { startMockLlm } from "./mock-llm.ts";
+import { serviceLogger } from "./service-logger.ts";
 import { createTestTls } from "./test-tls.ts";
 
-/** The BYOK model every harness serves (openai-chat kind unless `endpoint` says otherwise; upstream = the mock LLM). */
-export const HARNESS_MODEL_ID = "byok-test-chat";
-/** Env variable the harness config names for the mock provider's key (any value works). */
-export const HARNESS_MOCK_KEY_ENV = "BYOK_HARNESS_MOCK_LLM_KEY";
-
-type EnvOverrides = Readonly<Record<string, string>>;
-
-export interface GatewayHarnessOptions {
-  /** Run workers to start (default 1). */
-  workers?: number;
-  /**
-   * Start the provider gateway in-process (default true). false: the test
-   * starts its own, e.g. as child processes with `providerGatewayEnv()`.
-   */
-  providerGateway?: boolean;
-  /** Extra environment per service, e.g. { cursorAdapter: { HEARTBEAT_MS: "200" } }. */
-  env?: { store?: EnvOverrides; providerGateway?: EnvOverrides; runWorker?: EnvOverrides; cursorAdapter?: EnvOverrides; acpAdapter?: EnvOverrides };
-  /** Extra fields for the harness model in the gateway config (efforts, maxOutputTokens, subagentModel, ...). */
-  model?: Readonly<Record<string, unknown>>;
-  /** Endpoint kind of the mock provider (default openai-chat). */
-  endpoint?: MockEndpoint;
-  /** More models on the mock provider, after the harness model (each needs id, displayName, upstreamModel, contextWindow). */
-  extraModels?: ReadonlyArray<Readonly<Record<string, unknown>>>;
-  /**
-   * Changes the gateway config before it is written (more providers and models,
-   * the `web` section, ...); `llm` gives the mock's base URLs.
-   */
-  configure?: (config: HarnessGatewayConfig, llm: MockLlm) => void;
-  /** Attempts before the first byte for the mock provider (default 1: an HTTP 500 is final). */
-  providerMaxAttempts?: number;
-  /** Also start the edge proxy in front of the adapter (pass-through traffic goes to a closed local port). */
-  edgeProxy?: boolean;
-  /** Cursor adapter instances (default 1). */
-  adapters?: number;
-  /** Edge proxy instances (default 1 with `edgeProxy`; more implies `edgeProxy`): proxy i sends its BYOK runs to adapter i mod adapters; they share one CA. */
-  edgeProxies?: number;
-  /** Also start the ACP adapter (TLS on 127.0.0.1 with a certificate of a throwaway team CA). */
-  acpAdapter?: boolean;
-  /** NATS server for the whole gateway (default: NATS_URL, the machine's); failure tests pass a private one. */
-  natsUrl?: string;
-  /** Postgres server (admin database URL) for the test database (default: DATABASE_URL, the machine's). */
-  databaseAdminUrl?: string;
-  /** Capture every service's log lines (at `capture.level`) instead of printing them. */
-  logs?: LogCapture;
-  /** The store's clock (retention cut-off, key expiry, budget windows); default the real one. */
-  storeNow?: () => Date;
-  /** Start every service's ops listener (/metrics, /healthz) on a free loopback port (METRICS_PORT=0). */
-  opsListeners?: boolean;
-}
-
-/** Ops listener URLs of the in-process services (set with { opsListeners: true }). */
-export interface OpsUrls {
-  readonly store: string | undefined;
-  readonly providerGateway: string | undefined;
-  readonly cursorAdapter: string | undefined;
-  readonly edgeProxy: string | undefined;
-}
-
-export interface EdgeProxyHandle {
-  /** http://127.0.0.1:<port> */
-  readonly url: string;
-  readonly caCertPem: string;
-  /** A member and their gateway key (created in the store). */
-  createMember(name: string): Promise<{ memberId: string; key: string }>;
-  /**
-   * A fake Cursor client that reaches https://api2.cursor.sh through the proxy with the member's key and the team CA;
-   * `appendVia`: its BidiAppends go through these proxies instead (seqno n through appendVia[n % length]).
-   */
-  client(member: { name: string; key: string }, options?: { appendVia?: readonly EdgeProxyHandle[]; repeatAppends?: boolean }): FakeCursorClient;
-}
-
-export interface AcpHandle {
-  /** https://127.0.0.1:<port>: what a member passes to the bridge as --gateway. */
-  readonly gatewayUrl: string;
-  /** The team CA's certificate file (the bridge's --ca). */
-  readonly caFile: string;
-  readonly adapter: AcpAdapter;
-}
-
-export interface WorkerHandle {
-  readonly workerId: string;
-  /** Its ops listener (with { opsListeners: true }). */
-  readonly opsUrl: string | undefined;
-  /** Run deliveries this worker took (each is one attempt at one run). */
-  runsTaken(): number;
-  stop(): Promise<void>;
-}
-
-type StoreRequest<K extends keyof StoreOperations> = MessageInitShape<StoreOperations[K]["request"]>;
-type StoreResponse<K extends keyof StoreOperations> = MessageShape<StoreOperations[K]["response"]>;
-
-export interface GatewayHarness {
-  /** The first adapter instance. */
-  readonly adapterUrl: string;
-  /** Every adapter instance, in start order. */
-  readonly adapterUrls: readonly string[];
-  /** The provider gateway's OpenAI/Anthropic-compatible API, when started with env.providerGateway.INBOUND_PORT. */
-  readonly inboundUrl: string | undefined;
-  readonly llm: MockLlm;
-  readonly db: TestDatabase;
-  readonly bus: TestBus;
-  readonly names: BusNames;
-  /** The test's own NATS connection (store queries, bus observation). */
-  readonly nc: NatsConnection;
-  readonly modelId: string;
-  readonly configPath: string;
-  readonly workers: readonly WorkerHandle[];
-  /** Set when started with { edgeProxy: true } (the first proxy). */
-  readonly edge: EdgeProxyHandle | undefined;
-  /** Every edge proxy instance. */
-  readonly edges: readonly EdgeProxyHandle[];
-  /** Set when started with { acpAdapter: true }. */
-  readonly acp: AcpHandle | undefined;
-  /** A member and their gateway key (created in the store). */
-  createMember(name: string): Promise<{ memberId: string; key: string }>;
-  /** The services' ops listeners (workers: WorkerHandle.opsUrl). */
-  readonly ops: OpsUrls;
-  /** A fake Cursor client talking straight to the adapter (closed by stop()). */
-  client(options?: Partial<FakeCursorOptions>): FakeCursorClient;
-  /** One store operation over the bus, as the services call it. */
-  store<K extends keyof StoreOperations>(operation: K, request: StoreRequest<K>): Promise<StoreResponse<K>>;
-  /** A query on the test database (read-only checks). */
-  sql<T extends Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
-  startWorker(): Promise<WorkerHandle>;
-  /**
-   * The environment a run worker of this gateway gets (bus, log level, the
-   * harness's runWorker overrides, WORKER_ID): for a worker started as a child
-   * process (`node services/run-worker/src/main.ts`).
-   */
-  runWorkerEnv(workerId: string): Record<string, string>;
-  /**
-   * The environment a provider gateway of this gateway gets (bus, gateway
-   * config with the mock LLM, its key, the harness's providerGateway
-   * overrides): for one started as a child process
-   * (`node services/provider-gateway/src/main.ts`).
-   */
-  providerGatewayEnv(): Record<string, string>;
-  stop(): Promise<void>;
-}
-
-/** The gateway config file the harness writes, as JSON (see packages/platform/src/gateway-config.ts). */
-export interface HarnessGatewayConfig {
-  providers: Record<string, Record<string, unknown>>;
-  models: Array<Record<string, unknown>>;
-  web?: Record<string, unknown>;
-}
-
-/**
- * Writes the harness gateway config (one BYOK model served by the mock LLM)
- * into `dir`; returns its path. The mock key lives in HARNESS_MOCK_KEY_ENV.
- */
-export async function writeHarnessGatewayConfig(
-  dir: string,
-  llm: MockLlm,
-  options: Pick<GatewayHarnessOptions, "model" | "extraModels" | "providerMaxAttempts" | "endpoint" | "configure"> = {},
-): Promise<string> {
-  const path = join(dir, "gateway.json");
-  const endpoint = options.endpoint ?? "openai-chat";
-  const config: HarnessGatewayConfig = {
-    providers: { mock: { kind: endpoint, baseUrl: llm.baseUrl(endpoint), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: options.providerMaxAttempts ?? 1 } },
-    models: [
-      { id: HARNESS_MODEL_ID, displayName: "Harness chat model", provider: "mock", upstreamModel: "gpt-4o", contextWindow: 128_000, ...options.model },
-      ...(options.extraModels ?? []).map((m) => ({ provider: "mock", ...m })),
-    ],
-  };
-  options.configure?.(config, llm);
-  await writeFile(path, JSON.stringify(config, null, 2));
-  return path;
-}
+export type { AcpHandle, EdgeProxyHandle, GatewayHarness, GatewayHarnessOptions, OpsUrls, WorkerHandle } from "./gateway-harness-types.ts";
+export { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "./harness-gateway-config.ts";
+export type { HarnessGatewayConfig } from "./harness-gateway-config.ts";
 
 export async function startGateway(options: GatewayHarnessOptions = {}): Promise<GatewayHarness> {
   const cleanups: Array<() => Promise<void>> = [];
