@@ -12,7 +12,7 @@
  * database and the bus prefix's streams are removed.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -95,7 +95,9 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
     { LOG_LEVEL: options.logLevel ?? "warn", METRICS_PORT_BASE: String(metricsBase), ...options.env },
   );
   const lines: string[] = [];
+  const tee = process.env["BENCH_OUTPUT_FILE"];
   const keep = (line: string): void => {
+    if (tee !== undefined) appendFileSync(tee, line + "\n");
     lines.push(line);
     if (lines.length > KEPT_LINES) lines.shift();
   };
