@@ -39,9 +39,10 @@ import { busNames } from "@byok/contracts";
 import { freePort } from "@byok/local-infra/local-servers";
 import { StoreClient, StoreFailure } from "@byok/store-client";
 import { connect } from "@nats-io/transport-node";
-import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
+import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { cpuBetween, findNatsServer, postgresBackends, ProcessSampler, type Tracked } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
 
@@ -123,9 +124,10 @@ async function saturate(llm: MockLlm, sse: string, target: Target, seconds: numb
   return done / ((performance.now() - started) / 1000);
 }
 
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return Number(fields[11]) + Number(fields[12]);
+/** The nats-server NATS_URL points at, when it runs on this machine. */
+function natsServer(natsUrl: string): Tracked[] {
+  const pid = findNatsServer(Number(new URL(natsUrl).port || 4222));
+  return pid === undefined ? [] : [{ name: "nats-server", pids: async () => [pid] }];
 }
 
 async function waitReady(port: number, child: ChildProcess, memberKey: string): Promise<void> {
@@ -227,31 +229,48 @@ async function main(): Promise<void> {
       `\ntranslated (Anthropic client -> chat route), concurrency 1: first token p50 ${ms(percentile(t1.map((s) => s.firstTokenMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.firstTokenMs), 50))}), last byte p50 ${ms(percentile(t1.map((s) => s.endMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.endMs), 50))})`,
     );
 
-    const pid = child.pid as number;
+    const sampler = new ProcessSampler([
+      { name: "gateway", pids: async () => [child.pid as number] },
+      { name: "store", pids: async () => [store.pid as number] },
+      { name: "postgres", pids: () => postgresBackends(ADMIN_DATABASE_URL, db.name) },
+      ...natsServer(bus.natsUrl),
+    ]);
     const satRows: string[][] = [];
     for (const target of [direct, gateway]) {
       const selfBefore = process.cpuUsage();
-      const childBefore = cpuTicks(pid);
+      const before = await sampler.sample();
       const wallBefore = performance.now();
       const rate = await saturate(llm, sse, target, SATURATION_SECONDS, SATURATION_CONCURRENCY);
       const wall = (performance.now() - wallBefore) / 1000;
+      const used = cpuBetween(before, await sampler.sample());
       const self = process.cpuUsage(selfBefore);
       const selfPct = ((self.user + self.system) / 1e6 / wall) * 100;
-      const childPct = ((cpuTicks(pid) - childBefore) / 100 / wall) * 100;
-      const gatewayCpuMs = target === gateway && rate > 0 ? (childPct / 100 / rate) * 1000 : undefined;
+      const pct = (name: string): string => `${(((used.get(name) ?? 0) / 1000 / wall) * 100).toFixed(0)}%`;
+      const perReq = (names: readonly string[]): string => {
+        if (target !== gateway || rate <= 0) return "-";
+        const ms = names.reduce((sum, name) => sum + (used.get(name) ?? 0), 0);
+        return (ms / (rate * wall)).toFixed(3);
+      };
+      const gatewayMs = perReq(["gateway"]);
       satRows.push([
         target.name,
         rate.toFixed(0),
         `${selfPct.toFixed(0)}%`,
-        `${childPct.toFixed(0)}%`,
-        gatewayCpuMs === undefined ? "-" : gatewayCpuMs.toFixed(3),
-        gatewayCpuMs === undefined ? "-" : (1000 / gatewayCpuMs).toFixed(0),
+        pct("gateway"),
+        pct("store"),
+        pct("postgres"),
+        pct("nats-server"),
+        gatewayMs,
+        perReq(["gateway", "store", "postgres", "nats-server"]),
+        gatewayMs === "-" ? "-" : (1000 / Number(gatewayMs)).toFixed(0),
       ]);
     }
-    console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each`);
-    console.log(renderTable(["target", "requests/s", "client+mock CPU", "gateway CPU", "gateway CPU ms/req", "req/s per gateway core"], satRows));
-    console.log("(numbers only; the client and the mock share one process and core, so the gateway rate is bounded by theirs;");
-    console.log(" on a shared, loaded machine the CPU per request and the rate one gateway core would carry are the steadier figures)");
+    console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each; CPU of each process over the phase`);
+    console.log(
+      renderTable(["target", "requests/s", "client+mock", "gateway", "store", "postgres", "nats-server", "gateway CPU ms/req", "all gateway-side CPU ms/req", "req/s per gateway core"], satRows),
+    );
+    console.log("(the client and the mock share this process and one core, so the gateway rate is bounded by theirs; the store, Postgres and");
+    console.log(" nats-server columns are the ledger and key checks the gateway causes; nats-server and Postgres count whatever else uses them)");
     console.log(`load average at the end: ${machineContext().loadAverage}`);
   } finally {
     child.kill("SIGTERM");

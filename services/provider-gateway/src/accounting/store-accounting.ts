@@ -42,7 +42,7 @@ export interface AccountingObserver {
 
 export const noAccountingObserver: AccountingObserver = { costRecorded: () => undefined };
 
-export type AccountingStore = Pick<StoreClient, "memberPolicy" | "acquireLeases" | "releaseLeases" | "settleCall" | "takeRunSlot" | "takeRequestSlot" | "keepRequestSlots">;
+export type AccountingStore = Pick<StoreClient, "memberPolicy" | "acquireLeases" | "releaseLeases" | "settleCalls" | "takeRunSlot" | "takeRequestSlot" | "keepRequestSlots">;
 
 export interface StoreAccountingOptions {
   readonly store: AccountingStore;

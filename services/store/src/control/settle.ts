@@ -15,9 +15,9 @@ import { formatUsd } from "@byok/platform";
 import { inTransaction, preparedQuery, type Transaction } from "../database.ts";
 import { ok, reject, type Outcome } from "../outcome.ts";
 import { counterKey, upsertCounter } from "./counters.ts";
-import { BUDGET_COLUMNS, budgetFromDb } from "./budgets.ts";
+import { BUDGET_COLUMNS, budgetFromDb, type BudgetRow } from "./budgets.ts";
 import { isUuid } from "./uuid.ts";
-import { budgetWindow } from "./windows.ts";
+import { budgetWindow, type TimeWindow } from "./windows.ts";
 
 export type { ClientKind };
 
@@ -70,10 +70,8 @@ function check(entry: LedgerInput): string | undefined {
 }
 
 async function insertLedgerRow(tx: Transaction, entry: LedgerInput): Promise<number | undefined> {
-  // One attempt number per call reference at a time.
-  await preparedQuery(tx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))", [entry.callRef]);
-  // A statement after the lock (it sees what an earlier holder committed): inserts
-  // nothing when the admission is already in the ledger (no row returned).
+  // Runs after the call reference's lock (settleCalls), so it sees what an earlier holder
+  // committed; inserts nothing when the admission is already in the ledger (no row returned).
   const t = entry.tokens;
   const result = await preparedQuery<{ attempt: number }>(
     tx,
@@ -108,7 +106,93 @@ async function insertLedgerRow(tx: Transaction, entry: LedgerInput): Promise<num
   return result.rows[0]?.attempt;
 }
 
-async function chargeBudgets(tx: Transaction, entry: LedgerInput, charged: bigint): Promise<void> {
+/** One settled call as the store takes it. */
+export interface SettleInput {
+  readonly entry: LedgerInput;
+  readonly charges: readonly LeaseChargeInput[];
+}
+
+export type SettleResult = Outcome<{ recorded: boolean; attempt: number }>;
+
+/** A budget counter's share of a batch: what its calls charged in one window. */
+interface CounterCharge {
+  readonly budget: BudgetRow;
+  readonly key: string;
+  readonly window: TimeWindow;
+  amount: bigint;
+}
+
+/**
+ * Settles several calls in one transaction; a result per call, in order (an
+ * invalid call is refused alone, the rest are written). What the calls charge
+ * is summed per budget window and per lease first and written once each.
+ *
+ * Lock order, the same in every transaction that takes these locks, so two
+ * batches never wait on each other in a circle: the call references'
+ * advisory locks (sorted), then the budget counters (by budget id and window),
+ * then the leases (by id), as accounting.acquire takes counters before leases.
+ */
+export async function settleCalls(pool: pg.Pool, inputs: readonly SettleInput[]): Promise<Outcome<SettleResult[]>> {
+  const results: Array<SettleResult | undefined> = inputs.map((input) => {
+    const problem = check(input.entry);
+    return problem === undefined ? undefined : reject("invalid", problem);
+  });
+  const valid = inputs.flatMap((input, i) => (results[i] === undefined ? [{ input, i }] : []));
+  if (valid.length === 0) return ok(results as SettleResult[]);
+  const written = await inTransaction<Map<number, { recorded: boolean; attempt: number }>>(pool, async (tx) => {
+    // One attempt number per call reference at a time.
+    const refs = [...new Set(valid.map(({ input }) => input.entry.callRef))].sort();
+    await preparedQuery(tx, "SELECT pg_advisory_xact_lock(hashtextextended(r, 7)) FROM unnest($1::text[]) WITH ORDINALITY AS u(r, n) ORDER BY n", [refs]);
+    const settled = new Map<number, { recorded: boolean; attempt: number }>();
+    const counters = new Map<string, CounterCharge>();
+    const leases = new Map<string, bigint>();
+    const budgetsOf = new Map<string, BudgetRow[]>();
+    for (const { input, i } of valid) {
+      const { entry } = input;
+      const attempt = await insertLedgerRow(tx, entry);
+      if (attempt === undefined) {
+        const previous = await preparedQuery<{ attempt: number }>(tx, "SELECT attempt FROM ledger WHERE ticket_id = $1", [entry.ticketId]);
+        settled.set(i, { recorded: false, attempt: previous.rows[0]?.attempt ?? 0 });
+        continue;
+      }
+      settled.set(i, { recorded: true, attempt });
+      const charged = entry.chargedPico ?? 0n;
+      if (charged > 0n) {
+        for (const budget of await budgetsFor(tx, entry, budgetsOf)) {
+          const window = budgetWindow(budget.period, entry.startedAt);
+          const slot = `${budget.id}@${window.start.toISOString()}`;
+          const seen = counters.get(slot);
+          if (seen !== undefined) seen.amount += charged;
+          else counters.set(slot, { budget, key: counterKey({ kind: "budget", budgetId: budget.id }), window, amount: charged });
+        }
+      }
+      for (const charge of input.charges) {
+        if (charge.kind !== "budget" || !isUuid(charge.leaseId) || charge.amount <= 0n) continue;
+        leases.set(charge.leaseId, (leases.get(charge.leaseId) ?? 0n) + charge.amount);
+      }
+    }
+    const byBudgetAndWindow = (a: CounterCharge, b: CounterCharge): number => compareText(a.budget.id, b.budget.id) || a.window.start.getTime() - b.window.start.getTime();
+    for (const counter of [...counters.values()].sort(byBudgetAndWindow)) await upsertCounter(tx, counter, counter.amount);
+    for (const [leaseId, amount] of [...leases].sort(([a], [b]) => compareText(a, b))) {
+      await preparedQuery(tx, "UPDATE accounting_leases SET consumed = consumed + $2 WHERE id = $1", [leaseId, amount.toString()]);
+    }
+    return ok(settled);
+  });
+  if (written.kind !== "ok") return written;
+  return ok(results.map((result, i) => result ?? ok(written.value.get(i) ?? { recorded: false, attempt: 0 })));
+}
+
+/** One settled call (accounting.settle): a batch of one. */
+export async function settleCall(pool: pg.Pool, entry: LedgerInput, charges: readonly LeaseChargeInput[]): Promise<SettleResult> {
+  const settled = await settleCalls(pool, [{ entry, charges }]);
+  return settled.kind === "ok" ? (settled.value[0] as SettleResult) : settled;
+}
+
+/** The budgets a call counts against (its member's, its team's, its model's), read once per batch for each member, team and model. */
+async function budgetsFor(tx: Transaction, entry: LedgerInput, seen: Map<string, BudgetRow[]>): Promise<BudgetRow[]> {
+  const key = `${entry.memberId}\u0000${entry.teamId}\u0000${entry.modelId}`;
+  const known = seen.get(key);
+  if (known !== undefined) return known;
   const budgets = await preparedQuery<Parameters<typeof budgetFromDb>[0]>(
     tx,
     `SELECT ${BUDGET_COLUMNS} FROM budgets
@@ -116,24 +200,11 @@ async function chargeBudgets(tx: Transaction, entry: LedgerInput, charged: bigin
       ORDER BY id`,
     [entry.memberId, entry.teamId, entry.modelId],
   );
-  for (const budget of budgets.rows.map(budgetFromDb)) {
-    await upsertCounter(tx, { key: counterKey({ kind: "budget", budgetId: budget.id }), window: budgetWindow(budget.period, entry.startedAt), budget }, charged);
-  }
+  const rows = budgets.rows.map(budgetFromDb);
+  seen.set(key, rows);
+  return rows;
 }
 
-export function settleCall(pool: pg.Pool, entry: LedgerInput, charges: readonly LeaseChargeInput[]): Promise<Outcome<{ recorded: boolean; attempt: number }>> {
-  const problem = check(entry);
-  if (problem !== undefined) return Promise.resolve(reject("invalid", problem));
-  return inTransaction<{ recorded: boolean; attempt: number }>(pool, async (tx) => {
-    const attempt = await insertLedgerRow(tx, entry);
-    if (attempt === undefined) {
-      const previous = await preparedQuery<{ attempt: number }>(tx, "SELECT attempt FROM ledger WHERE ticket_id = $1", [entry.ticketId]);
-      return ok({ recorded: false, attempt: previous.rows[0]?.attempt ?? 0 });
-    }
-    // Counters first (budgets by id), leases last: the order acquire locks them in.
-    if ((entry.chargedPico ?? 0n) > 0n) await chargeBudgets(tx, entry, entry.chargedPico ?? 0n);
-    const leases = charges.filter((c) => c.kind === "budget" && isUuid(c.leaseId) && c.amount > 0n).sort((a, b) => (a.leaseId < b.leaseId ? -1 : a.leaseId > b.leaseId ? 1 : 0));
-    for (const charge of leases) await preparedQuery(tx, "UPDATE accounting_leases SET consumed = consumed + $2 WHERE id = $1", [charge.leaseId, charge.amount.toString()]);
-    return ok({ recorded: true, attempt });
-  });
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
