@@ -167,7 +167,7 @@ async function main(): Promise<void> {
   // The real store (its own process, a fresh database): member keys, policies and the ledger,
   // as every production request meets them.
   const db = await createTestDatabase();
-  const store = spawn(process.execPath, ["services/store/src/main.ts"], {
+  const store = spawn(process.execPath, [...(process.env["BENCH_PROF_DIR"] ? ["--cpu-prof", "--cpu-prof-dir", process.env["BENCH_PROF_DIR"]] : []), "services/store/src/main.ts"], {
     env: { ...process.env, DATABASE_URL: db.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "warn", METRICS_PORT: "0" },
     stdio: ["ignore", "inherit", "inherit"],
   });

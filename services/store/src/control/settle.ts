@@ -69,41 +69,68 @@ function check(entry: LedgerInput): string | undefined {
   return undefined;
 }
 
-async function insertLedgerRow(tx: Transaction, entry: LedgerInput): Promise<number | undefined> {
-  // Runs after the call reference's lock (settleCalls), so it sees what an earlier holder
-  // committed; inserts nothing when the admission is already in the ledger (no row returned).
-  const t = entry.tokens;
-  const result = await preparedQuery<{ attempt: number }>(
-    tx,
-    `INSERT INTO ledger (call_ref, attempt, ticket_id, member_id, team_id, client_kind, model_id, provider_id, upstream_model, run_id, call_index, request_id, outcome,
-                         input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, charged_usd, started_at)
-     SELECT $1, (SELECT coalesce(max(attempt), 0) + 1 FROM ledger WHERE call_ref = $1), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20
-      WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE ticket_id = $2)
-     RETURNING attempt`,
-    [
-      entry.callRef,
-      entry.ticketId,
-      entry.memberId,
-      entry.teamId,
-      entry.clientKind,
-      entry.modelId,
-      entry.providerId,
-      entry.upstreamModel,
-      entry.runId,
-      entry.callIndex,
-      entry.requestId,
-      entry.outcome,
-      t.input?.toString() ?? null,
-      t.output?.toString() ?? null,
-      t.cacheRead?.toString() ?? null,
-      t.cacheWrite?.toString() ?? null,
-      t.reasoning?.toString() ?? null,
-      usd(entry.costPico),
-      usd(entry.chargedPico),
-      entry.startedAt,
-    ],
-  );
-  return result.rows[0]?.attempt;
+/** The columns of one ledger row, one array per column (for unnest), in the order LEDGER_INSERT names them. */
+function ledgerColumns(entries: readonly LedgerInput[]): unknown[][] {
+  const text = (pick: (e: LedgerInput) => string | null): Array<string | null> => entries.map(pick);
+  const tokens = (pick: (t: LedgerInput["tokens"]) => bigint | undefined): Array<string | null> => entries.map((e) => pick(e.tokens)?.toString() ?? null);
+  return [
+    text((e) => e.callRef),
+    text((e) => e.ticketId),
+    text((e) => e.memberId),
+    text((e) => e.teamId),
+    text((e) => e.clientKind),
+    text((e) => e.modelId),
+    text((e) => e.providerId),
+    text((e) => e.upstreamModel),
+    text((e) => e.runId),
+    entries.map((e) => e.callIndex),
+    text((e) => e.requestId),
+    text((e) => e.outcome),
+    tokens((t) => t.input),
+    tokens((t) => t.output),
+    tokens((t) => t.cacheRead),
+    tokens((t) => t.cacheWrite),
+    tokens((t) => t.reasoning),
+    text((e) => usd(e.costPico)),
+    text((e) => usd(e.chargedPico)),
+    entries.map((e) => e.startedAt),
+  ];
+}
+
+/**
+ * Every new admission of a batch in one statement. A ticket already in the
+ * ledger (or earlier in the batch) inserts nothing; the others take the next
+ * attempt numbers of their call reference, in batch order. Runs after the
+ * call references' locks, so it sees what an earlier holder committed.
+ */
+const LEDGER_INSERT = `
+  WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[], $12::text[],
+                         $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::numeric[], $19::numeric[], $20::timestamptz[])
+      WITH ORDINALITY AS i(call_ref, ticket_id, member_id, team_id, client_kind, model_id, provider_id, upstream_model, run_id, call_index, request_id, outcome,
+                           input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, charged_usd, started_at, n)
+  ), fresh AS (
+    SELECT DISTINCT ON (ticket_id) * FROM input i WHERE NOT EXISTS (SELECT 1 FROM ledger l WHERE l.ticket_id = i.ticket_id) ORDER BY ticket_id, n
+  )
+  INSERT INTO ledger (call_ref, attempt, ticket_id, member_id, team_id, client_kind, model_id, provider_id, upstream_model, run_id, call_index, request_id, outcome,
+                      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, charged_usd, started_at)
+  SELECT call_ref, (SELECT coalesce(max(l.attempt), 0) FROM ledger l WHERE l.call_ref = f.call_ref) + row_number() OVER (PARTITION BY call_ref ORDER BY n),
+         ticket_id, member_id, team_id, client_kind, model_id, provider_id, upstream_model, run_id, call_index, request_id, outcome,
+         input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, charged_usd, started_at
+    FROM fresh f ORDER BY n
+  RETURNING ticket_id::text, attempt`;
+
+/** Inserts the batch's new rows; per ticket whether this batch wrote it and its attempt number. */
+async function insertLedgerRows(tx: Transaction, entries: readonly LedgerInput[]): Promise<Map<string, { recorded: boolean; attempt: number }>> {
+  const inserted = await preparedQuery<{ ticket_id: string; attempt: number }>(tx, LEDGER_INSERT, ledgerColumns(entries));
+  const out = new Map<string, { recorded: boolean; attempt: number }>();
+  for (const row of inserted.rows) out.set(row.ticket_id, { recorded: true, attempt: row.attempt });
+  const settledBefore = [...new Set(entries.map((e) => e.ticketId.toLowerCase()))].filter((ticket) => !out.has(ticket));
+  if (settledBefore.length > 0) {
+    const previous = await preparedQuery<{ ticket_id: string; attempt: number }>(tx, "SELECT ticket_id::text, attempt FROM ledger WHERE ticket_id = ANY($1::uuid[])", [settledBefore]);
+    for (const row of previous.rows) out.set(row.ticket_id, { recorded: false, attempt: row.attempt });
+  }
+  return out;
 }
 
 /** One settled call as the store takes it. */
@@ -143,27 +170,29 @@ export async function settleCalls(pool: pg.Pool, inputs: readonly SettleInput[])
     // One attempt number per call reference at a time.
     const refs = [...new Set(valid.map(({ input }) => input.entry.callRef))].sort();
     await preparedQuery(tx, "SELECT pg_advisory_xact_lock(hashtextextended(r, 7)) FROM unnest($1::text[]) WITH ORDINALITY AS u(r, n) ORDER BY n", [refs]);
+    const rows = await insertLedgerRows(tx, valid.map(({ input }) => input.entry));
     const settled = new Map<number, { recorded: boolean; attempt: number }>();
     const counters = new Map<string, CounterCharge>();
     const leases = new Map<string, bigint>();
     const budgetsOf = new Map<string, BudgetRow[]>();
+    const charged = new Set<string>();
     for (const { input, i } of valid) {
       const { entry } = input;
-      const attempt = await insertLedgerRow(tx, entry);
-      if (attempt === undefined) {
-        const previous = await preparedQuery<{ attempt: number }>(tx, "SELECT attempt FROM ledger WHERE ticket_id = $1", [entry.ticketId]);
-        settled.set(i, { recorded: false, attempt: previous.rows[0]?.attempt ?? 0 });
-        continue;
-      }
-      settled.set(i, { recorded: true, attempt });
-      const charged = entry.chargedPico ?? 0n;
-      if (charged > 0n) {
+      const ticket = entry.ticketId.toLowerCase();
+      const row = rows.get(ticket) ?? { recorded: false, attempt: 0 };
+      // A ticket twice in one batch is written (and charged) once: the first time.
+      const first = row.recorded && !charged.has(ticket);
+      settled.set(i, first ? row : { recorded: false, attempt: row.attempt });
+      if (!first) continue;
+      charged.add(ticket);
+      const amount = entry.chargedPico ?? 0n;
+      if (amount > 0n) {
         for (const budget of await budgetsFor(tx, entry, budgetsOf)) {
           const window = budgetWindow(budget.period, entry.startedAt);
           const slot = `${budget.id}@${window.start.toISOString()}`;
           const seen = counters.get(slot);
-          if (seen !== undefined) seen.amount += charged;
-          else counters.set(slot, { budget, key: counterKey({ kind: "budget", budgetId: budget.id }), window, amount: charged });
+          if (seen !== undefined) seen.amount += amount;
+          else counters.set(slot, { budget, key: counterKey({ kind: "budget", budgetId: budget.id }), window, amount });
         }
       }
       for (const charge of input.charges) {
