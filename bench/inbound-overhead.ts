@@ -145,6 +145,7 @@ async function waitReady(port: number, child: ChildProcess, memberKey: string): 
 }
 
 const ms = (v: number): string => v.toFixed(2);
+const signed = (v: number): string => `${v >= 0 ? "+" : ""}${ms(v)}`;
 
 /** A member created through the store once it answers (it migrates its database first). */
 async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise<string> {
@@ -158,6 +159,24 @@ async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error("the store did not come up");
+}
+
+/** bench/support/bare-relay.ts as its own process, in front of the mock. */
+async function startBareRelay(upstream: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["bench/support/bare-relay.ts", String(port), upstream], { stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`the bare relay exited with ${code}`)));
+    child.stdout!.once("data", () => resolve());
+  });
+  return {
+    port,
+    pid: child.pid as number,
+    stop: async () => {
+      child.kill("SIGTERM");
+      if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -186,11 +205,13 @@ async function main(): Promise<void> {
     env: { ...process.env, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, GATEWAY_CONFIG: configPath, BENCH_PROVIDER_KEY: "sk-bench", INBOUND_PORT: String(port), LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"],
   });
+  const bareRelay = await startBareRelay(llm.url);
   try {
     await waitReady(port, child, memberKey);
     const sse = readFileSync(FIXTURE, "utf8");
     const body = JSON.stringify({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] });
     const direct: Target = { name: "direct", port: Number(new URL(llm.url).port), path: "/v1/chat/completions", headers: { authorization: "Bearer sk-bench" }, body: body.replace(MODEL, "gpt-4o") };
+    const bare: Target = { ...direct, name: "bare relay", port: bareRelay.port };
     const gateway: Target = { name: "gateway", port, path: "/v1/chat/completions", headers: { authorization: `Bearer ${memberKey}` }, body };
     const translated: Target = {
       name: "translated",
@@ -200,7 +221,7 @@ async function main(): Promise<void> {
       body: JSON.stringify({ model: MODEL, stream: true, max_tokens: 512, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] }),
     };
 
-    for (const target of [direct, gateway, translated]) await runLevel(llm, sse, target, 8, 200); // warm-up
+    for (const target of [direct, bare, gateway, translated]) await runLevel(llm, sse, target, 8, 200); // warm-up
     const machine = machineContext();
     console.log(`\ninbound-overhead: same-shape chat streaming, ${machine.cores} cores (${machine.cpuModel}), Node ${machine.node}, load ${machine.loadAverage}`);
     const rows: string[][] = [];
@@ -208,20 +229,23 @@ async function main(): Promise<void> {
       const count = level === 1 ? ITERATIONS : Math.max(ITERATIONS, level * 20);
       const d: Sample[] = [];
       const g: Sample[] = [];
-      // Alternate in rounds so machine noise hits both alike.
+      const b: Sample[] = [];
+      // Alternate in rounds so machine noise hits every arm alike.
       for (let round = 0; round < 4; round++) {
         d.push(...(await runLevel(llm, sse, direct, level, Math.ceil(count / 4))));
         g.push(...(await runLevel(llm, sse, gateway, level, Math.ceil(count / 4))));
+        b.push(...(await runLevel(llm, sse, bare, level, Math.ceil(count / 4))));
       }
       for (const [metric, pick] of [["first token", (s: Sample) => s.firstTokenMs], ["last byte", (s: Sample) => s.endMs]] as const) {
         for (const p of [50, 99]) {
           const base = percentile(d.map(pick), p);
           const cand = percentile(g.map(pick), p);
-          rows.push([String(level), `${metric} p${p}`, ms(base), ms(cand), `${cand >= base ? "+" : ""}${ms(cand - base)}`]);
+          const floor = percentile(b.map(pick), p);
+          rows.push([String(level), `${metric} p${p}`, ms(base), ms(cand), signed(cand - base), ms(floor), signed(floor - base)]);
         }
       }
     }
-    console.log(renderTable(["concurrency", "metric", "direct ms", "gateway ms", "added ms"], rows));
+    console.log(renderTable(["concurrency", "metric", "direct ms", "gateway ms", "gateway added ms", "bare relay ms", "bare relay added ms"], rows));
 
     const t1 = await runLevel(llm, sse, translated, 1, ITERATIONS);
     const d1 = await runLevel(llm, sse, direct, 1, ITERATIONS);
@@ -231,12 +255,13 @@ async function main(): Promise<void> {
 
     const sampler = new ProcessSampler([
       { name: "gateway", pids: async () => [child.pid as number] },
+      { name: "bare relay", pids: async () => [bareRelay.pid] },
       { name: "store", pids: async () => [store.pid as number] },
       { name: "postgres", pids: () => postgresBackends(ADMIN_DATABASE_URL, db.name) },
       ...natsServer(bus.natsUrl),
     ]);
     const satRows: string[][] = [];
-    for (const target of [direct, gateway]) {
+    for (const target of [direct, bare, gateway]) {
       const selfBefore = process.cpuUsage();
       const before = await sampler.sample();
       const wallBefore = performance.now();
@@ -247,32 +272,33 @@ async function main(): Promise<void> {
       const selfPct = ((self.user + self.system) / 1e6 / wall) * 100;
       const pct = (name: string): string => `${(((used.get(name) ?? 0) / 1000 / wall) * 100).toFixed(0)}%`;
       const perReq = (names: readonly string[]): string => {
-        if (target !== gateway || rate <= 0) return "-";
+        if (target === direct || rate <= 0) return "-";
         const ms = names.reduce((sum, name) => sum + (used.get(name) ?? 0), 0);
         return (ms / (rate * wall)).toFixed(3);
       };
-      const gatewayMs = perReq(["gateway"]);
+      const gatewayMs = perReq([target === bare ? "bare relay" : "gateway"]);
       satRows.push([
         target.name,
         rate.toFixed(0),
         `${selfPct.toFixed(0)}%`,
-        pct("gateway"),
+        pct(target === bare ? "bare relay" : "gateway"),
         pct("store"),
         pct("postgres"),
         pct("nats-server"),
         gatewayMs,
-        perReq(["gateway", "store", "postgres", "nats-server"]),
+        target === bare ? gatewayMs : perReq(["gateway", "store", "postgres", "nats-server"]),
         gatewayMs === "-" ? "-" : (1000 / Number(gatewayMs)).toFixed(0),
       ]);
     }
     console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each; CPU of each process over the phase`);
     console.log(
-      renderTable(["target", "requests/s", "client+mock", "gateway", "store", "postgres", "nats-server", "gateway CPU ms/req", "all gateway-side CPU ms/req", "req/s per gateway core"], satRows),
+      renderTable(["target", "requests/s", "client+mock", "relay process", "store", "postgres", "nats-server", "relay CPU ms/req", "all relay-side CPU ms/req", "req/s per relay core"], satRows),
     );
     console.log("(the client and the mock share this process and one core, so the gateway rate is bounded by theirs; the store, Postgres and");
     console.log(" nats-server columns are the ledger and key checks the gateway causes; nats-server and Postgres count whatever else uses them)");
     console.log(`load average at the end: ${machineContext().loadAverage}`);
   } finally {
+    await bareRelay.stop();
     child.kill("SIGTERM");
     await new Promise((resolve) => child.once("exit", resolve));
     store.kill("SIGTERM");

@@ -69,4 +69,34 @@ describe("LedgerWriter", () => {
       vi.useRealTimers();
     }
   });
+
+  it("with a linger, waits that long for company, but never past a full batch or a flush", async () => {
+    vi.useFakeTimers();
+    try {
+      const { store, batches, answers } = heldStore();
+      const writer = new LedgerWriter(store, { log: silentLogger(), concurrency: 1, maxBatch: 3, lingerMs: 10 });
+      writer.enqueue(settled("a"), () => undefined);
+      writer.enqueue(settled("b"), () => undefined);
+      await vi.advanceTimersByTimeAsync(9);
+      expect(batches).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(batches).toEqual([["a", "b"]]);
+      answers.shift()!(written(2));
+      await vi.advanceTimersByTimeAsync(0);
+      // A full batch goes at once.
+      for (const t of ["c", "d", "e"]) writer.enqueue(settled(t), () => undefined);
+      expect(batches).toEqual([["a", "b"], ["c", "d", "e"]]);
+      answers.shift()!(written(3));
+      await vi.advanceTimersByTimeAsync(0);
+      // flush() sends what lingers.
+      writer.enqueue(settled("f"), () => undefined);
+      const flushed = writer.flush(1_000);
+      expect(batches.at(-1)).toEqual(["f"]);
+      answers.shift()!(written(1));
+      await flushed;
+      expect(writer.backlog).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -1,9 +1,11 @@
 /**
  * Writes settled calls to the store off the call's path: the caller has its
- * answer before its ledger row exists. Calls that queue up while writes are in
- * flight go out together, up to `maxBatch` in one accounting.settle_many (one
- * bus request and one transaction for all of them); an idle writer sends the
- * first call at once, so batching never delays a write. A batch the store
+ * answer before its ledger row exists. Calls that queue up go out together,
+ * up to `maxBatch` in one accounting.settle_many (one bus request and one
+ * transaction for all of them): those that come while writes are in flight,
+ * and those that come within `lingerMs` of a call that found the writer idle
+ * (0: an idle writer sends at once; a full batch and flush() never wait).
+ * The linger only delays when a row appears, never the call. A batch the store
  * cannot take now (unavailable) is tried again with backoff (0.25 s doubling
  * to 5 s) until it lands or the writer is flushed at shutdown and its deadline
  * passes; writes are idempotent by ticket, so a repeat is harmless. A call the
@@ -29,22 +31,34 @@ export class LedgerWriter {
   readonly #log: Logger;
   readonly #concurrency: number;
   readonly #maxBatch: number;
+  readonly #lingerMs: number;
+  #lingerTimer: NodeJS.Timeout | undefined;
   readonly #queue: Pending[] = [];
   readonly #running = new Set<Promise<void>>();
   #inFlight = 0;
   #deadline: number | undefined;
   #idle: Array<() => void> = [];
 
-  constructor(store: SettleStore, options: { log: Logger; concurrency?: number; maxBatch?: number }) {
+  constructor(store: SettleStore, options: { log: Logger; concurrency?: number; maxBatch?: number; lingerMs?: number }) {
     this.#store = store;
     this.#log = options.log;
     this.#concurrency = options.concurrency ?? 2;
     this.#maxBatch = options.maxBatch ?? 200;
+    this.#lingerMs = options.lingerMs ?? 0;
   }
 
   /** Queues a settled call; `done` runs once it is written or given up. */
   enqueue(request: StoreRequest<"settleCall">, done: () => void): void {
     this.#queue.push({ request, done });
+    if (this.#lingerMs > 0 && this.#deadline === undefined && this.#queue.length < this.#maxBatch) {
+      this.#lingerTimer ??= setTimeout(() => {
+        this.#lingerTimer = undefined;
+        this.#pump();
+      }, this.#lingerMs).unref();
+      return;
+    }
+    clearTimeout(this.#lingerTimer);
+    this.#lingerTimer = undefined;
     this.#pump();
   }
 
@@ -56,11 +70,15 @@ export class LedgerWriter {
   /** Resolves once every queued write finished; after `timeoutMs` the rest is given up (logged). */
   async flush(timeoutMs: number): Promise<void> {
     this.#deadline = Date.now() + timeoutMs;
+    clearTimeout(this.#lingerTimer);
+    this.#lingerTimer = undefined;
+    this.#pump();
     if (this.backlog === 0) return;
     await new Promise<void>((resolve) => this.#idle.push(resolve));
   }
 
   #pump(): void {
+    if (this.#lingerTimer !== undefined) return;
     while (this.#running.size < this.#concurrency && this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#maxBatch);
       this.#inFlight += batch.length;
