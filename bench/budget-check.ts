@@ -72,7 +72,7 @@ function countingStore(client: StoreClient, counts: StoreCounts): AccountingStor
       return client.takeRunSlot(runId, memberId);
     },
     releaseLeases: (request) => client.releaseLeases(request),
-    settleCall: (request) => client.settleCall(request),
+    settleCalls: (requests) => client.settleCalls(requests),
     takeRequestSlot: (requestId, memberId, holder, ttlMs) => {
       counts.runSlot += 1;
       return client.takeRequestSlot(requestId, memberId, holder, ttlMs);

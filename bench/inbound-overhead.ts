@@ -39,9 +39,10 @@ import { busNames } from "@byok/contracts";
 import { freePort } from "@byok/local-infra/local-servers";
 import { StoreClient, StoreFailure } from "@byok/store-client";
 import { connect } from "@nats-io/transport-node";
-import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
+import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
+import { cpuBetween, findNatsServer, postgresBackends, ProcessSampler, type Tracked } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
 
@@ -123,9 +124,10 @@ async function saturate(llm: MockLlm, sse: string, target: Target, seconds: numb
   return done / ((performance.now() - started) / 1000);
 }
 
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return Number(fields[11]) + Number(fields[12]);
+/** The nats-server NATS_URL points at, when it runs on this machine. */
+function natsServer(natsUrl: string): Tracked[] {
+  const pid = findNatsServer(Number(new URL(natsUrl).port || 4222));
+  return pid === undefined ? [] : [{ name: "nats-server", pids: async () => [pid] }];
 }
 
 async function waitReady(port: number, child: ChildProcess, memberKey: string): Promise<void> {
@@ -143,6 +145,7 @@ async function waitReady(port: number, child: ChildProcess, memberKey: string): 
 }
 
 const ms = (v: number): string => v.toFixed(2);
+const signed = (v: number): string => `${v >= 0 ? "+" : ""}${ms(v)}`;
 
 /** A member created through the store once it answers (it migrates its database first). */
 async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise<string> {
@@ -158,6 +161,24 @@ async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise
   throw new Error("the store did not come up");
 }
 
+/** bench/support/bare-relay.ts as its own process, in front of the mock. */
+async function startBareRelay(upstream: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["bench/support/bare-relay.ts", String(port), upstream], { stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`the bare relay exited with ${code}`)));
+    child.stdout!.once("data", () => resolve());
+  });
+  return {
+    port,
+    pid: child.pid as number,
+    stop: async () => {
+      child.kill("SIGTERM");
+      if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const bus = createTestBus();
   const llm = await startMockLlm();
@@ -165,7 +186,7 @@ async function main(): Promise<void> {
   // The real store (its own process, a fresh database): member keys, policies and the ledger,
   // as every production request meets them.
   const db = await createTestDatabase();
-  const store = spawn(process.execPath, ["services/store/src/main.ts"], {
+  const store = spawn(process.execPath, [...(process.env["BENCH_PROF_DIR"] ? ["--cpu-prof", "--cpu-prof-dir", process.env["BENCH_PROF_DIR"]] : []), "services/store/src/main.ts"], {
     env: { ...process.env, DATABASE_URL: db.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "warn", METRICS_PORT: "0" },
     stdio: ["ignore", "inherit", "inherit"],
   });
@@ -184,11 +205,13 @@ async function main(): Promise<void> {
     env: { ...process.env, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, GATEWAY_CONFIG: configPath, BENCH_PROVIDER_KEY: "sk-bench", INBOUND_PORT: String(port), LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"],
   });
+  const bareRelay = await startBareRelay(llm.url);
   try {
     await waitReady(port, child, memberKey);
     const sse = readFileSync(FIXTURE, "utf8");
     const body = JSON.stringify({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] });
     const direct: Target = { name: "direct", port: Number(new URL(llm.url).port), path: "/v1/chat/completions", headers: { authorization: "Bearer sk-bench" }, body: body.replace(MODEL, "gpt-4o") };
+    const bare: Target = { ...direct, name: "bare relay", port: bareRelay.port };
     const gateway: Target = { name: "gateway", port, path: "/v1/chat/completions", headers: { authorization: `Bearer ${memberKey}` }, body };
     const translated: Target = {
       name: "translated",
@@ -198,7 +221,7 @@ async function main(): Promise<void> {
       body: JSON.stringify({ model: MODEL, stream: true, max_tokens: 512, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] }),
     };
 
-    for (const target of [direct, gateway, translated]) await runLevel(llm, sse, target, 8, 200); // warm-up
+    for (const target of [direct, bare, gateway, translated]) await runLevel(llm, sse, target, 8, 200); // warm-up
     const machine = machineContext();
     console.log(`\ninbound-overhead: same-shape chat streaming, ${machine.cores} cores (${machine.cpuModel}), Node ${machine.node}, load ${machine.loadAverage}`);
     const rows: string[][] = [];
@@ -206,20 +229,23 @@ async function main(): Promise<void> {
       const count = level === 1 ? ITERATIONS : Math.max(ITERATIONS, level * 20);
       const d: Sample[] = [];
       const g: Sample[] = [];
-      // Alternate in rounds so machine noise hits both alike.
+      const b: Sample[] = [];
+      // Alternate in rounds so machine noise hits every arm alike.
       for (let round = 0; round < 4; round++) {
         d.push(...(await runLevel(llm, sse, direct, level, Math.ceil(count / 4))));
         g.push(...(await runLevel(llm, sse, gateway, level, Math.ceil(count / 4))));
+        b.push(...(await runLevel(llm, sse, bare, level, Math.ceil(count / 4))));
       }
       for (const [metric, pick] of [["first token", (s: Sample) => s.firstTokenMs], ["last byte", (s: Sample) => s.endMs]] as const) {
         for (const p of [50, 99]) {
           const base = percentile(d.map(pick), p);
           const cand = percentile(g.map(pick), p);
-          rows.push([String(level), `${metric} p${p}`, ms(base), ms(cand), `${cand >= base ? "+" : ""}${ms(cand - base)}`]);
+          const floor = percentile(b.map(pick), p);
+          rows.push([String(level), `${metric} p${p}`, ms(base), ms(cand), signed(cand - base), ms(floor), signed(floor - base)]);
         }
       }
     }
-    console.log(renderTable(["concurrency", "metric", "direct ms", "gateway ms", "added ms"], rows));
+    console.log(renderTable(["concurrency", "metric", "direct ms", "gateway ms", "gateway added ms", "bare relay ms", "bare relay added ms"], rows));
 
     const t1 = await runLevel(llm, sse, translated, 1, ITERATIONS);
     const d1 = await runLevel(llm, sse, direct, 1, ITERATIONS);
@@ -227,33 +253,52 @@ async function main(): Promise<void> {
       `\ntranslated (Anthropic client -> chat route), concurrency 1: first token p50 ${ms(percentile(t1.map((s) => s.firstTokenMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.firstTokenMs), 50))}), last byte p50 ${ms(percentile(t1.map((s) => s.endMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.endMs), 50))})`,
     );
 
-    const pid = child.pid as number;
+    const sampler = new ProcessSampler([
+      { name: "gateway", pids: async () => [child.pid as number] },
+      { name: "bare relay", pids: async () => [bareRelay.pid] },
+      { name: "store", pids: async () => [store.pid as number] },
+      { name: "postgres", pids: () => postgresBackends(ADMIN_DATABASE_URL, db.name) },
+      ...natsServer(bus.natsUrl),
+    ]);
     const satRows: string[][] = [];
-    for (const target of [direct, gateway]) {
+    for (const target of [direct, bare, gateway]) {
       const selfBefore = process.cpuUsage();
-      const childBefore = cpuTicks(pid);
+      const before = await sampler.sample();
       const wallBefore = performance.now();
       const rate = await saturate(llm, sse, target, SATURATION_SECONDS, SATURATION_CONCURRENCY);
       const wall = (performance.now() - wallBefore) / 1000;
+      const used = cpuBetween(before, await sampler.sample());
       const self = process.cpuUsage(selfBefore);
       const selfPct = ((self.user + self.system) / 1e6 / wall) * 100;
-      const childPct = ((cpuTicks(pid) - childBefore) / 100 / wall) * 100;
-      const gatewayCpuMs = target === gateway && rate > 0 ? (childPct / 100 / rate) * 1000 : undefined;
+      const pct = (name: string): string => `${(((used.get(name) ?? 0) / 1000 / wall) * 100).toFixed(0)}%`;
+      const perReq = (names: readonly string[]): string => {
+        if (target === direct || rate <= 0) return "-";
+        const ms = names.reduce((sum, name) => sum + (used.get(name) ?? 0), 0);
+        return (ms / (rate * wall)).toFixed(3);
+      };
+      const gatewayMs = perReq([target === bare ? "bare relay" : "gateway"]);
       satRows.push([
         target.name,
         rate.toFixed(0),
         `${selfPct.toFixed(0)}%`,
-        `${childPct.toFixed(0)}%`,
-        gatewayCpuMs === undefined ? "-" : gatewayCpuMs.toFixed(3),
-        gatewayCpuMs === undefined ? "-" : (1000 / gatewayCpuMs).toFixed(0),
+        pct(target === bare ? "bare relay" : "gateway"),
+        pct("store"),
+        pct("postgres"),
+        pct("nats-server"),
+        gatewayMs,
+        target === bare ? gatewayMs : perReq(["gateway", "store", "postgres", "nats-server"]),
+        gatewayMs === "-" ? "-" : (1000 / Number(gatewayMs)).toFixed(0),
       ]);
     }
-    console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each`);
-    console.log(renderTable(["target", "requests/s", "client+mock CPU", "gateway CPU", "gateway CPU ms/req", "req/s per gateway core"], satRows));
-    console.log("(numbers only; the client and the mock share one process and core, so the gateway rate is bounded by theirs;");
-    console.log(" on a shared, loaded machine the CPU per request and the rate one gateway core would carry are the steadier figures)");
+    console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each; CPU of each process over the phase`);
+    console.log(
+      renderTable(["target", "requests/s", "client+mock", "relay process", "store", "postgres", "nats-server", "relay CPU ms/req", "all relay-side CPU ms/req", "req/s per relay core"], satRows),
+    );
+    console.log("(the client and the mock share this process and one core, so the gateway rate is bounded by theirs; the store, Postgres and");
+    console.log(" nats-server columns are the ledger and key checks the gateway causes; nats-server and Postgres count whatever else uses them)");
     console.log(`load average at the end: ${machineContext().loadAverage}`);
   } finally {
+    await bareRelay.stop();
     child.kill("SIGTERM");
     await new Promise((resolve) => child.once("exit", resolve));
     store.kill("SIGTERM");

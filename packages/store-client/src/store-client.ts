@@ -174,9 +174,7 @@ export class StoreClient {
       throw cause;
     }
     const error = (response as WithError).error;
-    if (error !== undefined) {
-      throw new StoreFailure(failureKindOfStoreError(error.kind), op.name, error.message !== "" ? error.message : (StoreErrorKind[error.kind] ?? String(error.kind)));
-    }
+    if (error !== undefined) throw storeFailureOf(op.name, error);
     return response;
   }
 
@@ -500,6 +498,12 @@ export class StoreClient {
     return { recorded: response.recorded, attempt: response.attempt };
   }
 
+  /** accounting.settle_many: several settled calls in one transaction; per call its result or the store's refusal (in order). */
+  async settleCalls(calls: ReadonlyArray<StoreRequest<"settleCall">>): Promise<Array<SettledCall | StoreFailure>> {
+    const response = await this.call("settleCalls", { calls: [...calls] });
+    return response.results.map((result) => (result.error === undefined ? { recorded: result.recorded, attempt: result.attempt } : storeFailureOf("accounting.settle_many", result.error)));
+  }
+
   // ---- Audit log and retention ----
 
   /** audit.list: newest first (the admin actions and run starts the store recorded). */
@@ -557,4 +561,9 @@ export interface RunSlot {
 function required<T>(value: T | undefined, operation: string, field: string): T {
   if (value === undefined) throw new StoreFailure("internal", operation, `the response has no ${field}`);
   return value;
+}
+
+/** The StoreFailure a StoreError in an answer of `operation` stands for. */
+function storeFailureOf(operation: string, error: NonNullable<WithError["error"]>): StoreFailure {
+  return new StoreFailure(failureKindOfStoreError(error.kind), operation, error.message !== "" ? error.message : (StoreErrorKind[error.kind] ?? String(error.kind)));
 }

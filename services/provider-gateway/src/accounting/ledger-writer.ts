@@ -1,17 +1,22 @@
 /**
- * Writes settled calls to the store (accounting.settle) off the call's path:
- * the caller has its answer before its ledger row exists. A write the store
+ * Writes settled calls to the store off the call's path: the caller has its
+ * answer before its ledger row exists. Calls that queue up go out together,
+ * up to `maxBatch` in one accounting.settle_many (one bus request and one
+ * transaction for all of them): those that come while writes are in flight,
+ * and those that come within `lingerMs` of a call that found the writer idle
+ * (0: an idle writer sends at once; a full batch and flush() never wait).
+ * The linger only delays when a row appears, never the call. A batch the store
  * cannot take now (unavailable) is tried again with backoff (0.25 s doubling
- * to 5 s) until it lands or the writer is flushed at shutdown and its
- * deadline passes; the write is idempotent by ticket, so a repeat is
- * harmless. A write the store refuses (invalid: a bug) is logged and dropped.
- * At most `concurrency` writes are in flight; the rest wait in order.
+ * to 5 s) until it lands or the writer is flushed at shutdown and its deadline
+ * passes; writes are idempotent by ticket, so a repeat is harmless. A call the
+ * store refuses (invalid: a bug) is logged and dropped, the others of its
+ * batch are written. At most `concurrency` batches are in flight.
  */
 import type { StoreRequest } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 
-export type SettleStore = Pick<StoreClient, "settleCall">;
+export type SettleStore = Pick<StoreClient, "settleCalls">;
 
 interface Pending {
   readonly request: StoreRequest<"settleCall">;
@@ -25,41 +30,62 @@ export class LedgerWriter {
   readonly #store: SettleStore;
   readonly #log: Logger;
   readonly #concurrency: number;
+  readonly #maxBatch: number;
+  readonly #lingerMs: number;
+  #lingerTimer: NodeJS.Timeout | undefined;
   readonly #queue: Pending[] = [];
   readonly #running = new Set<Promise<void>>();
+  #inFlight = 0;
   #deadline: number | undefined;
   #idle: Array<() => void> = [];
 
-  constructor(store: SettleStore, options: { log: Logger; concurrency?: number }) {
+  constructor(store: SettleStore, options: { log: Logger; concurrency?: number; maxBatch?: number; lingerMs?: number }) {
     this.#store = store;
     this.#log = options.log;
-    this.#concurrency = options.concurrency ?? 8;
+    this.#concurrency = options.concurrency ?? 2;
+    this.#maxBatch = options.maxBatch ?? 200;
+    this.#lingerMs = options.lingerMs ?? 0;
   }
 
   /** Queues a settled call; `done` runs once it is written or given up. */
   enqueue(request: StoreRequest<"settleCall">, done: () => void): void {
     this.#queue.push({ request, done });
+    if (this.#lingerMs > 0 && this.#deadline === undefined && this.#queue.length < this.#maxBatch) {
+      this.#lingerTimer ??= setTimeout(() => {
+        this.#lingerTimer = undefined;
+        this.#pump();
+      }, this.#lingerMs).unref();
+      return;
+    }
+    clearTimeout(this.#lingerTimer);
+    this.#lingerTimer = undefined;
     this.#pump();
   }
 
-  /** Writes not finished yet (queued or in flight). */
+  /** Calls not written yet (queued or in flight). */
   get backlog(): number {
-    return this.#queue.length + this.#running.size;
+    return this.#queue.length + this.#inFlight;
   }
 
   /** Resolves once every queued write finished; after `timeoutMs` the rest is given up (logged). */
   async flush(timeoutMs: number): Promise<void> {
     this.#deadline = Date.now() + timeoutMs;
+    clearTimeout(this.#lingerTimer);
+    this.#lingerTimer = undefined;
+    this.#pump();
     if (this.backlog === 0) return;
     await new Promise<void>((resolve) => this.#idle.push(resolve));
   }
 
   #pump(): void {
+    if (this.#lingerTimer !== undefined) return;
     while (this.#running.size < this.#concurrency && this.#queue.length > 0) {
-      const next = this.#queue.shift() as Pending;
-      const task = this.#write(next).finally(() => {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      this.#inFlight += batch.length;
+      const task = this.#write(batch).finally(() => {
         this.#running.delete(task);
-        next.done();
+        this.#inFlight -= batch.length;
+        for (const pending of batch) pending.done();
         this.#pump();
         if (this.backlog === 0) for (const resolve of this.#idle.splice(0)) resolve();
       });
@@ -67,21 +93,24 @@ export class LedgerWriter {
     }
   }
 
-  async #write(pending: Pending): Promise<void> {
-    const callRef = pending.request.entry?.callRef;
+  async #write(batch: readonly Pending[]): Promise<void> {
     let delay = FIRST_BACKOFF_MS;
     for (;;) {
       try {
-        await this.#store.settleCall(pending.request);
+        const results = await this.#store.settleCalls(batch.map((pending) => pending.request));
+        results.forEach((result, i) => {
+          if (result instanceof StoreFailure) this.#log.error({ err: result, call_ref: batch[i]?.request.entry?.callRef }, "the store refused a ledger write");
+        });
         return;
       } catch (err) {
         const retryable = err instanceof StoreFailure && err.retryable;
         const pastDeadline = this.#deadline !== undefined && Date.now() >= this.#deadline;
+        const callRefs = batch.map((pending) => pending.request.entry?.callRef);
         if (!retryable || pastDeadline) {
-          this.#log.error({ err, call_ref: callRef }, retryable ? "ledger write given up at shutdown: this call is not in the ledger" : "the store refused a ledger write");
+          this.#log.error({ err, call_refs: callRefs }, retryable ? "ledger write given up at shutdown: these calls are not in the ledger" : "the store refused a ledger write");
           return;
         }
-        this.#log.warn({ err, call_ref: callRef, retry_ms: delay }, "ledger write failed; retrying");
+        this.#log.warn({ err, calls: batch.length, retry_ms: delay }, "ledger write failed; retrying");
         await new Promise((resolve) => setTimeout(resolve, this.#deadline === undefined ? delay : Math.min(delay, Math.max(0, this.#deadline - Date.now()))));
         delay = Math.min(delay * 2, MAX_BACKOFF_MS);
       }

@@ -93,7 +93,8 @@ export class InboundError extends Error {
 
 /** The body of an error answer in the client's format. */
 export function errorBody(format: ClientFormat, error: InboundError): Record<string, unknown> {
-  if (format === "anthropic") return { type: "error", error: { type: ANTHROPIC_TYPE[error.kind], message: error.message } };
+  // Anthropic names a body over the size limit apart (413 request_too_large).
+  if (format === "anthropic") return { type: "error", error: { type: error.status === 413 ? "request_too_large" : ANTHROPIC_TYPE[error.kind], message: error.message } };
   return { error: { message: error.message, type: OPENAI_TYPE[error.kind], param: error.param ?? null, code: error.code ?? null } };
 }
 

@@ -23,6 +23,15 @@ export function sendError(res: ServerResponse, format: ClientFormat, error: Inbo
 
 /** The headers of an SSE answer, sent at once. */
 export function startSse(res: ServerResponse, contentType = "text/event-stream"): void {
-  res.writeHead(200, { "content-type": contentType, "cache-control": "no-cache", "x-accel-buffering": "no" });
+  sseHead(res, contentType);
   res.flushHeaders();
+}
+
+/**
+ * The headers of an SSE answer, left to go out with the first write (one
+ * socket write for both); the caller flushes them if nothing is written in
+ * the same event-loop turn.
+ */
+export function sseHead(res: ServerResponse, contentType = "text/event-stream"): void {
+  res.writeHead(200, { "content-type": contentType, "cache-control": "no-cache", "x-accel-buffering": "no" });
 }

@@ -286,17 +286,27 @@ async function authenticate(memberKeys: MemberKeys, req: IncomingMessage): Promi
 
 async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
   const declared = Number(req.headers["content-length"] ?? "0");
-  if (declared > maxBytes) throw new InboundError("invalid_request", `the request body is larger than ${maxBytes} bytes`, { status: 413, code: "request_too_large" });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new InboundError("invalid_request", `the request body is larger than ${maxBytes} bytes`, { status: 413, code: "request_too_large" });
-    chunks.push(chunk as Buffer);
-  }
+  const tooLarge = (): InboundError => new InboundError("invalid_request", `the request body is larger than ${maxBytes} bytes`, { status: 413, code: "request_too_large" });
+  if (declared > maxBytes) throw tooLarge();
+  const text = await new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.removeAllListeners("data");
+        req.resume();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString("utf8") : Buffer.concat(chunks).toString("utf8")));
+    req.once("error", reject);
+  });
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    value = JSON.parse(text);
   } catch {
     throw new InboundError("invalid_request", "the request body is not valid JSON");
   }

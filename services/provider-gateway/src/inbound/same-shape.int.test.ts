@@ -5,6 +5,7 @@
  * minimal change of the upstream request, and a relay that buffers nothing
  * (the client has event k while the mock holds event k+1 back).
  */
+import { request as httpRequest } from "node:http";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -274,6 +275,35 @@ describe("requests the gateway answers itself", () => {
     await kit.openai().models.list();
     await kit.openai().models.list();
     expect(kit.verifyCalls() - before).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("request bodies over the limit", () => {
+  it("413 in the client's format, whether the size is declared or only seen while reading", async () => {
+    const small = await startInboundKit({ env: { INBOUND_MAX_BODY_BYTES: "4096" } });
+    try {
+      const body = JSON.stringify({ model: ROUTES.chat, messages: [{ role: "user", content: "x".repeat(10_000) }] });
+      const declared = await small.fetch("/v1/chat/completions", { body });
+      expect(declared.status).toBe(413);
+      expect(await declared.json()).toMatchObject({ error: { code: "request_too_large", type: "invalid_request_error" } });
+      // Chunked, no content-length: the limit is seen while reading, and the answer still arrives.
+      const url = new URL(`${small.url}/v1/messages`);
+      const streamed = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(url, { method: "POST", headers: { "x-api-key": MEMBER_KEY, "anthropic-version": "2023-06-01", "content-type": "application/json" } }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        req.on("error", reject);
+        for (let i = 0; i < 10; i++) req.write(body.slice(i * 1_000, (i + 1) * 1_000));
+        req.end(body.slice(10_000));
+      });
+      expect(streamed.status).toBe(413);
+      expect(JSON.parse(streamed.text)).toMatchObject({ type: "error", error: { type: "request_too_large" } });
+    } finally {
+      await small.stop();
+    }
   });
 });
 

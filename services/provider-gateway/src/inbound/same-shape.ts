@@ -25,7 +25,7 @@ import { GATEWAY_SHUTDOWN } from "../model-call.ts";
 import { openWithRetries } from "../retry.ts";
 import { errorOfFailure, InboundError } from "./client-errors.ts";
 import { GATEWAY_REASONING_ID_PREFIX, GATEWAY_THINKING_SIGNATURE } from "./gateway-markers.ts";
-import { sendError, startSse } from "./http-answers.ts";
+import { sendError, sseHead } from "./http-answers.ts";
 import type { CallResult, InboundCall } from "./inbound-call.ts";
 import { inStreamError } from "./in-stream-error.ts";
 import { SseSplitter } from "./sse-splitter.ts";
@@ -136,20 +136,29 @@ function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: 
   const watch = streamWatch(call.route.kind, { dropUsageChunk });
   const splitter = new SseSplitter();
   const decoder = new StringDecoder("utf8");
-  startSse(res, contentType ?? "text/event-stream");
+  // The head goes out with the first chunk, which usually came with the upstream's head; if none
+  // is written in this event-loop turn, it goes alone.
+  sseHead(res, contentType ?? "text/event-stream");
+  let wrote = false;
+  setImmediate(() => {
+    if (!wrote && !res.destroyed && !res.writableEnded) res.flushHeaders();
+  });
   const firstByteMs = Date.now() - call.started;
   const forward = (text: string, raw: Buffer | undefined): void => {
     const events = splitter.push(text);
-    let ok: boolean;
+    let out: string | Buffer | undefined;
     if (dropUsageChunk) {
       // Event by event (complete events only), so the one left out never reaches the client.
       let kept = "";
       for (const event of events) if (watch.see(event)) kept += event.raw;
-      ok = kept === "" || res.write(kept);
+      out = kept === "" ? undefined : kept;
     } else {
       for (const event of events) watch.see(event);
-      ok = raw === undefined || res.write(raw);
+      out = raw;
     }
+    if (out === undefined) return;
+    wrote = true;
+    const ok = res.write(out);
     if (!ok && !res.destroyed) {
       upstream.pause();
       res.once("drain", () => upstream.resume());
@@ -167,7 +176,8 @@ function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: 
         return;
       }
       const rest = decoder.end();
-      if (rest !== "") forward(rest, dropUsageChunk ? undefined : Buffer.from(rest));
+      // Its bytes went out with their chunk already: only the watch and the drop filter read it.
+      if (rest !== "") forward(rest, undefined);
       const tail = splitter.flush();
       if (tail !== undefined && watch.see(tail) && dropUsageChunk) res.write(tail.raw);
       const problem = failure ?? (watch.ended ? undefined : "the upstream stream ended without its terminal event");

@@ -68,7 +68,7 @@ function sendOnce(target: PassThroughTarget, body: string, signal: AbortSignal, 
       reject(new UpstreamAbortError("aborted before sending"));
       return;
     }
-    const url = new URL(target.url);
+    const url = parsedUrl(target.url);
     const https = url.protocol === "https:";
     const payload = Buffer.from(body);
     const req = (https ? httpsRequest : httpRequest)(url, {
@@ -121,6 +121,18 @@ function sendOnce(target: PassThroughTarget, body: string, signal: AbortSignal, 
     });
     req.end(payload);
   });
+}
+
+/** Route URLs, parsed once each (a handful per gateway: one per route and operation). */
+const parsedUrls = new Map<string, URL>();
+
+function parsedUrl(text: string): URL {
+  let url = parsedUrls.get(text);
+  if (url === undefined) {
+    url = new URL(text);
+    if (parsedUrls.size < 1_000) parsedUrls.set(text, url);
+  }
+  return url;
 }
 
 /** The one mapping of relay errors into SendFailure. */

@@ -137,6 +137,91 @@ describe("accounting", () => {
     await expect(store.sql("UPDATE ledger SET cost_usd = 0")).rejects.toThrow(/ledger is append-only/);
   });
 
+  it("settles a batch in one go: one row per admission, attempts in order, an invalid call refused alone, charges summed", async () => {
+    const budgetId = await memberBudget("5");
+    const lease = await ask("a", budgetId, USD / 10n, { want: USD });
+    const call = (ticket: string, callIndex: number, chargedUsd: string, amount: bigint) => {
+      const request = {
+        ticketId: `00000000-0000-4000-8000-${ticket}`,
+        entry: {
+          callRef: `run:run-9:${callIndex}`,
+          memberId,
+          teamId: DEFAULT_TEAM_ID,
+          clientKind: "cursor",
+          modelId: "team-gpt",
+          providerId: "openai",
+          upstreamModel: "gpt-4o",
+          runId: "run-9",
+          callIndex,
+          usage: { inputTokens: 10n, outputTokens: 2n },
+          costUsd: chargedUsd,
+          chargedUsd,
+          startedAt: clock.toISOString(),
+          outcome: "ok",
+        },
+        charges: [{ leaseId: lease.leaseId, counter: LeaseCounter.BUDGET, amount }],
+      };
+      return request;
+    };
+    // Settled before the batch: the batch's repeat of it changes nothing.
+    expect(await settle("00000000-0000-4000-8000-0000000000a0", 5, "0.5", [{ leaseId: lease.leaseId, counter: LeaseCounter.BUDGET, amount: USD / 2n }])).toMatchObject({ recorded: true });
+    const invalid = { ...call("0000000000a4", 3, "0.1", USD / 10n), ticketId: "not-a-uuid" };
+    const batch = await store.call("settleCalls", {
+      calls: [call("0000000000a1", 1, "0.25", USD / 4n), invalid, call("0000000000a2", 1, "0.25", USD / 4n), call("0000000000a3", 2, "0.125", USD / 8n), call("0000000000a1", 1, "0.25", USD / 4n)],
+    });
+    expect(batch.error).toBeUndefined();
+    expect(batch.results.map((r) => (r.error === undefined ? [r.recorded, r.attempt] : StoreErrorKind[r.error.kind]))).toEqual([
+      [true, 1],
+      "INVALID",
+      [true, 2],
+      [true, 1],
+      [false, 1],
+    ]);
+    // 0.5 before, then 0.25 + 0.25 + 0.125 once each (the repeated ticket is not charged twice).
+    const counter = await store.sql("SELECT committed FROM accounting_counters WHERE counter = $1", [`budget:${budgetId}`]);
+    expect(counter.rows).toEqual([{ committed: String((1125n * USD) / 1000n) }]);
+    const consumed = await store.sql("SELECT consumed FROM accounting_leases WHERE id = $1", [lease.leaseId]);
+    expect(consumed.rows).toEqual([{ consumed: String((1125n * USD) / 1000n) }]);
+    const rows = await store.sql("SELECT call_ref, attempt FROM ledger WHERE run_id = 'run-9' ORDER BY call_ref, attempt");
+    expect(rows.rows).toEqual([
+      { call_ref: "run:run-9:1", attempt: 1 },
+      { call_ref: "run:run-9:1", attempt: 2 },
+      { call_ref: "run:run-9:2", attempt: 1 },
+    ]);
+  });
+
+  it("settles concurrent batches that share budgets and call references without deadlock or double counting", async () => {
+    const budgetId = await memberBudget("100");
+    const teamBudget = (await store.call("setBudget", { scope: BudgetScope.TEAM, teamId: DEFAULT_TEAM_ID, period: BudgetPeriod.DAILY, limitUsd: "100" })).budget!.budgetId;
+    const entry = (n: number) => ({
+      ticketId: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      entry: {
+        callRef: `request:shared-${n % 5}`,
+        memberId,
+        teamId: DEFAULT_TEAM_ID,
+        clientKind: "openai-api",
+        modelId: "team-gpt",
+        providerId: "openai",
+        upstreamModel: "gpt-4o",
+        requestId: `shared-${n % 5}`,
+        costUsd: "0.01",
+        chargedUsd: "0.01",
+        startedAt: clock.toISOString(),
+        outcome: "ok",
+      },
+    });
+    // Ten batches at once, each with the call references in a different order.
+    const batches = Array.from({ length: 10 }, (_, b) => Array.from({ length: 10 }, (_, i) => entry(b * 10 + ((i * 7 + b) % 10))));
+    const answers = await Promise.all(batches.map((calls) => store.call("settleCalls", { calls })));
+    for (const answer of answers) expect(answer.error).toBeUndefined();
+    const rows = await store.sql("SELECT call_ref, array_agg(attempt ORDER BY attempt) AS attempts FROM ledger GROUP BY call_ref ORDER BY call_ref");
+    expect(rows.rows).toEqual(Array.from({ length: 5 }, (_, i) => ({ call_ref: `request:shared-${i}`, attempts: Array.from({ length: 20 }, (_, a) => a + 1) })));
+    for (const id of [budgetId, teamBudget]) {
+      const counter = await store.sql("SELECT committed FROM accounting_counters WHERE counter = $1", [`budget:${id}`]);
+      expect(counter.rows).toEqual([{ committed: String(USD) }]);
+    }
+  });
+
   it("starts a budget created later from the ledger's charges in its window", async () => {
     await settle("00000000-0000-4000-8000-000000000011", 1, "0.6");
     const budgetId = await memberBudget("1");

@@ -9,7 +9,7 @@ import { parseUsd } from "@byok/platform";
 import type { OperationHandler } from "../operations.ts";
 import { getMember, setMemberTeam } from "../members.ts";
 import { ok, reject, type Outcome } from "../outcome.ts";
-import { memberRecord } from "../wire.ts";
+import { memberRecord, storeError } from "../wire.ts";
 import { deleteBudget, listBudgets, setBudget } from "./budgets.ts";
 import {
   budgetRecord,
@@ -34,7 +34,7 @@ import { createKey, listKeys, revokeKey, rotateKey } from "./member-keys.ts";
 import { getMemberLimits, setMemberLimits } from "./member-limits.ts";
 import { memberPolicy } from "./member-policy.ts";
 import { keepRequestSlots, takeRequestSlot, takeRunSlot, type RunSlot } from "./run-slots.ts";
-import { settleCall, type ClientKind, type LedgerInput, type LeaseChargeInput } from "./settle.ts";
+import { settleCall, settleCalls, type ClientKind, type LedgerInput, type LeaseChargeInput, type SettleResult } from "./settle.ts";
 import { createTeam, deleteTeam, getTeam, listTeams, updateTeam } from "./teams.ts";
 
 export type ControlOperation =
@@ -61,6 +61,7 @@ export type ControlOperation =
   | "acquireLeases"
   | "releaseLeases"
   | "settleCall"
+  | "settleCalls"
   | "takeRunSlot"
   | "takeRequestSlot"
   | "keepRequestSlots";
@@ -217,6 +218,15 @@ export function createControlHandlers(pool: pg.Pool, now: () => Date): ControlHa
       const input = ledgerInput(req);
       if (input.kind !== "ok") return input;
       return map(await settleCall(pool, input.value.entry, input.value.charges), (v) => v);
+    },
+    settleCalls: async (req) => {
+      const inputs = req.calls.map(ledgerInput);
+      const valid = inputs.flatMap((input) => (input.kind === "ok" ? [input.value] : []));
+      const settled = await settleCalls(pool, valid);
+      if (settled.kind !== "ok") return settled;
+      let next = 0;
+      const results = inputs.map((input): SettleResult => (input.kind === "ok" ? (settled.value[next++] as SettleResult) : input));
+      return ok({ results: results.map((result) => (result.kind === "ok" ? result.value : { error: storeError(result.rejection) })) });
     },
     takeRunSlot: async (req) => map(await takeRunSlot(pool, req.runId, req.memberId, now()), slotWire),
     takeRequestSlot: async (req) => map(await takeRequestSlot(pool, { requestId: req.requestId, memberId: req.memberId, holder: req.holder, ttlMs: req.ttlMs }, now()), slotWire),

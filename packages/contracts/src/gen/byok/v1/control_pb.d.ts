@@ -1873,6 +1873,51 @@ export declare type SettleCallResponse = Message<"byok.v1.SettleCallResponse"> &
 export declare const SettleCallResponseSchema: GenMessage<SettleCallResponse>;
 
 /**
+ * accounting.settle_many: several settled calls in one transaction (a ledger
+ * writer sends at once what queued up while its previous write was in
+ * flight). Each call is checked on its own: an invalid one gets its error in
+ * its own result and the others are still written. Idempotent by ticket_id,
+ * like accounting.settle.
+ *
+ * @generated from message byok.v1.SettleCallsRequest
+ */
+export declare type SettleCallsRequest = Message<"byok.v1.SettleCallsRequest"> & {
+  /**
+   * @generated from field: repeated byok.v1.SettleCallRequest calls = 1;
+   */
+  calls: SettleCallRequest[];
+};
+
+/**
+ * Describes the message byok.v1.SettleCallsRequest.
+ * Use `create(SettleCallsRequestSchema)` to create a new message.
+ */
+export declare const SettleCallsRequestSchema: GenMessage<SettleCallsRequest>;
+
+/**
+ * @generated from message byok.v1.SettleCallsResponse
+ */
+export declare type SettleCallsResponse = Message<"byok.v1.SettleCallsResponse"> & {
+  /**
+   * @generated from field: byok.v1.StoreError error = 15;
+   */
+  error?: StoreError | undefined;
+
+  /**
+   * One per call, in the request's order.
+   *
+   * @generated from field: repeated byok.v1.SettleCallResponse results = 1;
+   */
+  results: SettleCallResponse[];
+};
+
+/**
+ * Describes the message byok.v1.SettleCallsResponse.
+ * Use `create(SettleCallsResponseSchema)` to create a new message.
+ */
+export declare const SettleCallsResponseSchema: GenMessage<SettleCallsResponse>;
+
+/**
  * accounting.run_slot: may this run take one of the member's concurrent-run
  * slots? Taken slots count while their run is running. Idempotent per run.
  * NOT_FOUND for a run the store has not begun.
