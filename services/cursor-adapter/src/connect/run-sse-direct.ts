@@ -73,7 +73,10 @@ const endStream = createEndStreamSerialization({});
 
 async function serve(req: IncomingMessage, res: ServerResponse, options: DirectRunSseOptions, gzip: boolean): Promise<void> {
   const abort = new AbortController();
-  res.once("close", () => abort.abort());
+  // The client went away before the EndStream (a finished response closes too: nothing to abort then).
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
   const header: Record<string, string> = { "content-type": "application/connect+proto" };
   if (gzip) header["connect-content-encoding"] = "gzip";
   const write = (flags: number, data: Uint8Array): boolean => {
