@@ -41,8 +41,15 @@ export class BusPublishError extends Error {
   override readonly name = "BusPublishError";
 }
 
-/** Subscribes to the run's events and serves its state subject; resolves once the server has both. */
+/**
+ * Subscribes to the run's events and serves its state subject. There is no
+ * round trip (flush) to wait for: NATS handles a connection's protocol in
+ * order, so the server has both subscriptions before it sees the PreparedRun
+ * published after them on the same connection, and the owner publishes to
+ * them only after it got that run. Rejects when the connection is closing.
+ */
 export async function openRunBus(nc: NatsConnection, names: BusNames, runId: RunId, handlers: RunBusHandlers, log: Logger): Promise<RunBus> {
+  if (nc.isClosed() || nc.isDraining()) throw new BusPublishError(`cannot subscribe to run ${runId}: the connection is closing`);
   const events = nc.subscribe(names.runEvents(runId), {
     callback: (err, msg) => {
       if (err) return log.warn({ err }, "run event subscription error");
@@ -74,14 +81,6 @@ export async function openRunBus(nc: NatsConnection, names: BusNames, runId: Run
       void answered.finally(() => inFlight.delete(answered));
     },
   });
-
-  try {
-    await nc.flush();
-  } catch (cause) {
-    events.unsubscribe();
-    state.unsubscribe();
-    throw new BusPublishError(`cannot subscribe to run ${runId}: ${(cause as Error).message}`, { cause });
-  }
 
   let closing: Promise<void> | undefined;
   return {

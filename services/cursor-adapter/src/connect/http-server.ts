@@ -15,6 +15,7 @@ import { RunRouter, type ForwardOutcome } from "../transport/run-router.ts";
 import type { RunSessionFactory } from "../transport/session-port.ts";
 import { createAppendHandler } from "./bidi-append-handler.ts";
 import { createDirectAppend } from "./bidi-append-direct.ts";
+import { createDirectRunSse } from "./run-sse-direct.ts";
 import { registerRoutes } from "./routes.ts";
 
 /** The first append of a run carries the whole client checkpoint (and inline images). */
@@ -73,10 +74,11 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
     readMaxBytes: MAX_REQUEST_BYTES,
     fallback: answerOutsideConnect,
   });
-  // Cursor's BidiAppends (one per KV answer) skip connect-node; the route above serves the other shapes.
+  // Cursor's BidiAppends (one per KV answer) and RunSSEs skip connect-node; the routes above serve the other shapes.
   const directAppend = createDirectAppend({ append: createAppendHandler({ router: runRouter, log }), readMaxBytes: MAX_REQUEST_BYTES });
+  const directRunSse = createDirectRunSse({ router: runRouter, heartbeatMs: options.heartbeatMs, metrics: options.metrics, log, readMaxBytes: MAX_REQUEST_BYTES });
   const server = createServer((req, res) => {
-    if (!directAppend(req, res)) handler(req, res);
+    if (!directAppend(req, res) && !directRunSse(req, res)) handler(req, res);
   });
   const inFlight = trackResponses(server);
   server.on("clientError", (err, socket) => {

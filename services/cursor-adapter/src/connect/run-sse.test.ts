@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { gunzipSync } from "node:zlib";
 import { create } from "@bufbuild/protobuf";
 import { aiserver } from "@byok/cursor-protocol";
 import { waitFor } from "@byok/test-support/infra";
 import type { AdapterServer } from "./http-server.ts";
 import { startStubAdapterServer } from "./testing/stub-adapter-server.ts";
 import { runRequestMessage, textDeltaMessage, type StubSessionFactory } from "./testing/stub-session-factory.ts";
-import { FLAG_END_STREAM, bidiAppend, decodeServerMessage, hex, isHeartbeat, openRunSse, unaryError } from "./testing/wire-client.ts";
+import { FLAG_COMPRESSED, FLAG_END_STREAM, bidiAppend, decodeServerMessage, hex, isHeartbeat, openRunSse as openRunSseRaw, unaryError } from "./testing/wire-client.ts";
 
 const REQUEST_ID = "00000000-0000-4000-8000-000000000001";
 const HEARTBEAT_HEX = "00000000040a026a00";
@@ -25,7 +26,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-describe("RunSSE", () => {
+/**
+ * Cursor's request shape is written by the direct path (run-sse-direct.ts); a connect-timeout-ms
+ * leaves the request to connect-node. Both must put the same bytes on the wire.
+ */
+const PATHS = [
+  { path: "direct", headers: {} },
+  { path: "connect-node", headers: { "connect-timeout-ms": "600000" } },
+] as const;
+
+describe.each(PATHS)("RunSSE ($path)", ({ headers: pathHeaders }) => {
+  const openRunSse = (url: string, requestId: string, options: Parameters<typeof openRunSseRaw>[2] = {}) =>
+    openRunSseRaw(url, requestId, { ...options, headers: { ...pathHeaders, ...options.headers } });
+
   it("answers the §13 request bytes with a heartbeat first and an exact success EndStream", async () => {
     const url = await start();
     const body = Buffer.from("00000000260a2430303030303030302d303030302d343030302d383030302d303030303030303030303031", "hex");
@@ -166,6 +179,47 @@ describe("RunSSE", () => {
     const url = await start();
     const sse = await openRunSse(url, "");
     expect(endError(await sse.readToEnd()).code).toBe("invalid_argument");
+  });
+});
+
+describe("RunSSE on both paths", () => {
+  /** One run's RunSSE through `headers`: its response headers and frames (payloads decompressed). */
+  async function oneRun(url: string, requestId: string, headers: Record<string, string>) {
+    const sse = await openRunSseRaw(url, requestId, { headers });
+    await bidiAppend(url, requestId, 0, runRequestMessage("byok-model"));
+    const run = await factory.opened(requestId);
+    run.context.stream.send(textDeltaMessage("small"));
+    run.context.stream.send(textDeltaMessage("x".repeat(3000)));
+    run.context.stream.end({ kind: "error", code: "unavailable", message: "y".repeat(1500) });
+    const frames = await sse.readToEnd();
+    return {
+      status: sse.status,
+      headers: ["content-type", "connect-content-encoding", "cache-control"].map((name) => sse.headers.get(name)),
+      frames: frames.map((f) => ({ flags: f.flags, payload: hex(f.flags & FLAG_COMPRESSED ? gunzipSync(f.payload) : f.payload) })),
+    };
+  }
+
+  it.each([{ accept: "gzip" }, { accept: "identity" }, { accept: "" }])("answers Cursor's shape (accept $accept) as connect-node does", async ({ accept }) => {
+    const url = await start();
+    const headers: Record<string, string> = accept === "" ? {} : { "connect-accept-encoding": accept };
+    const direct = await oneRun(url, "req-direct", headers);
+    const viaConnect = await oneRun(url, "req-connect", { ...headers, "connect-timeout-ms": "600000" });
+    expect(direct).toEqual(viaConnect);
+    expect(direct.headers).toEqual(["application/connect+proto", accept === "gzip" ? "gzip" : null, "no-cache"]);
+    // Gzip from 1 KiB on: the heartbeat and the small frame stay plain, the large frame and the long EndStream are compressed.
+    expect(direct.frames.map((f) => f.flags)).toEqual(accept === "gzip" ? [0, 0, 1, 3] : [0, 0, 0, 2]);
+  });
+
+  it.each([
+    { body: "01000000020a00", what: "a compressed request envelope" },
+    { body: "00000000050a00", what: "a truncated request envelope" },
+    { body: "", what: "no request envelope" },
+  ])("ends $what with an error EndStream", async ({ body }) => {
+    const url = await start();
+    const direct = await openRunSseRaw(url, "req-bad", { rawBody: Buffer.from(body, "hex") });
+    expect(direct.status).toBe(200);
+    const error = endError(await direct.readToEnd());
+    expect(error.code).toBe("invalid_argument");
   });
 });
 

@@ -77,6 +77,8 @@ export interface RunPlan {
   historyRoots: Uint8Array[];
   /** Messages this run adds to the client's roots up front, in order. */
   newRootMessages: Message[];
+  /** False when nothing was imported before the publish: run.begin is the first to check the conversation's member. */
+  ownershipChecked: boolean;
   /** The turn's UserMessage (Start only; simulated for a background completion). */
   userMessage: agent.UserMessage | undefined;
   /** The mode the turn asked for (written into checkpoints); undefined = keep the client's. */
@@ -223,6 +225,7 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     systemText: prompt.systemText,
     historyRoots: history.historyRoots,
     newRootMessages,
+    ownershipChecked: imported.ownershipChecked,
     userMessage: completion?.userMessage ?? userMessage,
     mode: turnMode,
     tools: {
@@ -245,6 +248,8 @@ interface ImportedClientHistory {
   baseRevisionId: string;
   /** Text of the newest context message of the whole history. */
   contextText: string | undefined;
+  /** False when nothing was imported: the store has not yet checked that the conversation is the member's (run.begin does). */
+  ownershipChecked: boolean;
 }
 
 /**
@@ -270,19 +275,24 @@ async function importClientHistory(
   for (const { index, reason } of read.ignored) input.log.warn({ root: index, reason }, "history root not imported");
   const fresh = read.history;
   const messages = [...fresh.messages, ...folded];
-  let baseRevisionId: string;
-  try {
-    baseRevisionId = await input.store.importHistory({
-      conversationId,
-      memberId: input.memberId,
-      messages,
-      ...(remembered === undefined || remembered.revisionId === "" ? {} : { baseRevisionId: remembered.revisionId }),
-    });
-  } catch (error) {
-    if (remembered === undefined || !(error instanceof StoreFailure) || error.kind !== "not_found") throw error;
-    input.log.info({ base_revision_id: remembered.revisionId }, "remembered history is gone from the store; importing the whole history");
-    memory?.forget(conversationId);
-    return importClientHistory(input, state, conversationId, folded, extraBlobIds);
+  // Nothing onto nothing (a new conversation): the store would only create the conversation, which
+  // run.begin does anyway under its lock, refusing another member's. No store round trip before the publish.
+  const ownershipChecked = messages.length > 0 || (remembered !== undefined && remembered.revisionId !== "");
+  let baseRevisionId = "";
+  if (ownershipChecked) {
+    try {
+      baseRevisionId = await input.store.importHistory({
+        conversationId,
+        memberId: input.memberId,
+        messages,
+        ...(remembered === undefined || remembered.revisionId === "" ? {} : { baseRevisionId: remembered.revisionId }),
+      });
+    } catch (error) {
+      if (remembered === undefined || !(error instanceof StoreFailure) || error.kind !== "not_found") throw error;
+      input.log.info({ base_revision_id: remembered.revisionId }, "remembered history is gone from the store; importing the whole history");
+      memory?.forget(conversationId);
+      return importClientHistory(input, state, conversationId, folded, extraBlobIds);
+    }
   }
   // The client's blobs went to the store while the history was read and imported.
   await saved;
@@ -292,7 +302,7 @@ async function importClientHistory(
   if (memory !== undefined && folded.length === 0) {
     memory.remember(conversationId, input.memberId, roots, { revisionId: baseRevisionId, historyRoots: history.historyRoots, contextText });
   }
-  return { history, blobs, baseRevisionId, contextText };
+  return { history, blobs, baseRevisionId, contextText, ownershipChecked };
 }
 
 /** The client's staged assistant (pending_tool_calls[0]), validated. */

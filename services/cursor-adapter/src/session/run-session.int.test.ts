@@ -338,4 +338,46 @@ describe("resuming from a checkpoint", () => {
     await world.state(r, { case: "terminal", value: { outcome: { case: "completed", value: {} } } });
     expect(client.outcome).toEqual({ kind: "ok" });
   });
+
+  it("publishes a new, empty conversation without a store round trip: run.begin creates it", async () => {
+    const client = new FakeCursorClient();
+    const conversationId = randomUUID();
+    const r = world.open(client, userTurn(conversationId, {}, "hello", "m1"));
+    const run = await world.takeRun(r);
+    expect(run).toMatchObject({ conversationId, memberId: "member-a", baseRevisionId: "" });
+    // Nothing was imported: the conversation does not exist before the owner's run.begin.
+    const before = await world.storeCall("getConversation", { conversationId });
+    expect(before.error).toBeDefined();
+    const initial = run.action.case === "start" ? run.action.value.initialMessages : [];
+    const begun = await world.storeCall("beginRun", { runId: r, conversationId, memberId: "member-a", baseRevisionId: "", initialMessages: initial, modelId: "sonnet-test" });
+    expect(begun.error).toBeUndefined();
+    expect(await world.storeCall("getConversation", { conversationId })).toMatchObject({ memberId: "member-a" });
+    await world.state(r, { case: "terminal", value: { outcome: { case: "cancelled", value: { reason: "test over" } } } });
+    expect(client.outcome).toMatchObject({ kind: "error", code: "canceled" });
+  });
+
+  it("ends another member's conversation as permission_denied when run.begin refused it (no import before the publish)", async () => {
+    const conversationId = randomUUID();
+    const theirs = await world.storeCall("importHistory", { conversationId, memberId: "member-b", messages: [] });
+    expect(theirs.error).toBeUndefined();
+    const client = new FakeCursorClient();
+    const r = world.open(client, userTurn(conversationId, {}, "mine now", "m1"));
+    await world.takeRun(r);
+    const refused = await world.storeCall("beginRun", { runId: r, conversationId, memberId: "member-a", baseRevisionId: "", initialMessages: [], modelId: "sonnet-test" });
+    expect(refused.error).toBeDefined();
+    // What the run owner sends for a refused run.begin: a store failure.
+    await world.state(r, { case: "terminal", value: { outcome: { case: "failed", value: { kind: FailureKind.STORE, message: refused.error!.message } } } });
+    await waitFor(() => client.outcome !== undefined, "the stream's end");
+    expect(client.outcome).toMatchObject({ kind: "error", code: "permission_denied" });
+  });
+
+  it("keeps a store failure of a new conversation that is the member's as it is", async () => {
+    const client = new FakeCursorClient();
+    const conversationId = randomUUID();
+    const r = world.open(client, userTurn(conversationId, {}, "hello", "m1"));
+    await world.takeRun(r);
+    await world.state(r, { case: "terminal", value: { outcome: { case: "failed", value: { kind: FailureKind.STORE, message: "database on fire" } } } });
+    await waitFor(() => client.outcome !== undefined, "the stream's end");
+    expect(client.outcome).toMatchObject({ kind: "error", code: "internal", message: "database on fire" });
+  });
 });

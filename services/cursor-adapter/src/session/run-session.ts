@@ -237,7 +237,7 @@ class CursorRunSession implements RunSession {
       driver,
       rounds,
       send: (message) => stream.send(message),
-      endByTerminal: (outcome) => this.#end(outcome, { by: "terminal" }),
+      endByTerminal: (outcome) => this.#endByTerminal(outcome),
       fail: (failure) => this.#endWithFailure(failure),
       ended: () => this.#ended(),
       log: this.#log,
@@ -247,6 +247,28 @@ class CursorRunSession implements RunSession {
     this.#log.info(
       { model: plan.model.id, mode: plan.run.prompt?.mode, action: plan.run.action.case, base_revision_id: plan.run.baseRevisionId },
       "run published",
+    );
+  }
+
+  /**
+   * A run published without a history import (a new conversation) was checked for its member first
+   * by run.begin, whose refusal reaches here as a store failure. Only then is the store asked (an
+   * import of nothing: the conversation must be the member's), so that another member's
+   * conversation still ends as permission_denied, as when the import came before the publish.
+   */
+  #endByTerminal(outcome: EndOutcome): void {
+    const plan = this.#plan;
+    if (plan === undefined || plan.ownershipChecked || outcome.kind !== "error" || outcome.code !== "internal") {
+      this.#end(outcome, { by: "terminal" });
+      return;
+    }
+    const verdict = this.#services.store.importHistory({ conversationId: parseConversationId(plan.run.conversationId), memberId: parseMemberId(plan.run.memberId), messages: [] });
+    verdict.then(
+      () => this.#end(outcome, { by: "terminal" }),
+      (error: unknown) => {
+        const failure = sessionFailureOf(error);
+        this.#end(failure.kind === "forbidden" ? endOutcomeOf(failure) : outcome, { by: "terminal" });
+      },
     );
   }
 

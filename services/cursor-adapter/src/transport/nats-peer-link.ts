@@ -3,8 +3,10 @@
  *
  * - the owner subscribes to `adapterRun(request id)` in the queue group
  *   `run-owner` (a forwarded append reaches one instance even if two ever
- *   claimed the id), flushes, then publishes an empty `adapterRunOwner(request
- *   id)` for instances that hold early appends;
+ *   claimed the id), then publishes an empty `adapterRunOwner(request id)` for
+ *   instances that hold early appends (no flush between: NATS handles one
+ *   connection's protocol in order, so the subscription is in place before
+ *   anyone hears the announcement);
  * - a forwarder sends each append as a request there and waits for the owner's
  *   answer (what its append sequencer did: accepted, duplicate, rejected);
  * - no responders means no instance owns the id yet.
@@ -65,10 +67,13 @@ export function natsPeerLink(nc: NatsConnection, names: BusNames, log: Logger): 
           void answer(requestId, msg, handlers, log);
         },
       });
-      void nc
-        .flush()
-        .then(() => nc.publish(names.adapterRunOwner(requestId)))
-        .catch((err: unknown) => log.warn({ err, request_id: requestId }, "could not announce the run owner"));
+      // No flush first: the server handles this connection's SUB before the announcement after it,
+      // so an instance that hears the announcement finds the subscription.
+      try {
+        nc.publish(names.adapterRunOwner(requestId));
+      } catch (err) {
+        log.warn({ err, request_id: requestId }, "could not announce the run owner");
+      }
       return { stop: () => sub.unsubscribe() };
     },
 

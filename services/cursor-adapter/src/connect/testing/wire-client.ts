@@ -74,6 +74,7 @@ export interface RunSseOptions {
 export class RunSseConnection {
   readonly status: number;
   readonly contentType: string | null;
+  readonly headers: Headers;
   /** Every byte of the response body received so far. */
   readonly received: number[] = [];
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
@@ -85,6 +86,7 @@ export class RunSseConnection {
   constructor(response: Response, abort: AbortController) {
     this.status = response.status;
     this.contentType = response.headers.get("content-type");
+    this.headers = response.headers;
     if (!response.body) throw new Error("RunSSE response has no body");
     this.reader = response.body.getReader();
     this.abort = abort;
