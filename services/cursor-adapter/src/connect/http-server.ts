@@ -22,6 +22,7 @@ import { registerRoutes } from "./routes.ts";
 const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 /** How long stop() lets open responses finish before it closes their sockets. */
 const STOP_DRAIN_MS = 2_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 export const HEALTH_PATH = "/healthz";
 
@@ -77,7 +78,10 @@ export async function startAdapterServer(options: AdapterServerOptions): Promise
   // Cursor's BidiAppends (one per KV answer) and RunSSEs skip connect-node; the routes above serve the other shapes.
   const directAppend = createDirectAppend({ append: createAppendHandler({ router: runRouter, log }), readMaxBytes: MAX_REQUEST_BYTES });
   const directRunSse = createDirectRunSse({ router: runRouter, heartbeatMs: options.heartbeatMs, metrics: options.metrics, log, readMaxBytes: MAX_REQUEST_BYTES });
-  const server = createServer((req, res) => {
+  // Idle keep-alive connections stay open longer than the clients in front keep theirs (the edge
+  // proxy's pool, a load balancer's 60 s), so a request on a reused connection does not meet the
+  // server closing it at the same moment (Node's default is 5 s).
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => {
     if (!directAppend(req, res) && !directRunSse(req, res)) handler(req, res);
   });
   const inFlight = trackResponses(server);
