@@ -103,6 +103,21 @@ describe("run worker: runs", () => {
     expect(record.headRevisionId).toBe(record.startRevisionId);
   });
 
+  it("cancels a run whose cancel was sent before any worker took it (before its command consumer existed)", async () => {
+    const stack = await startStack({ workers: 0 });
+    // Should a model call start before the cancel is read, it never finishes on its own.
+    stack.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks: textAnswer("never finished here"), holdAfterEvents: 2 });
+    const run = await stack.client.start(prepared("run-early-cancel", "conv-early-cancel", "hi"));
+    await run.cancel();
+    await stack.startWorker();
+    expect((await run.terminal).outcome.case).toBe("cancelled");
+    const record = await runRecord(stack, "run-early-cancel");
+    expect(record.status).toBe(RunStatus.CANCELLED);
+    expect(record.headRevisionId).toBe(record.startRevisionId);
+    expect(committed(run.states)).toEqual([]);
+    for (const request of stack.llm.requestsTo("openai-chat")) await waitFor(() => request.aborted, "a started upstream request to be aborted");
+  });
+
   it("lets a new run of the conversation supersede the running one", async () => {
     const stack = await startStack({ workers: 2 });
     stack.llm.enqueue({ kind: "chunks", endpoint: "openai-chat", chunks: toolCalls("", [{ id: "call_old", name: "Read", args: "{}" }]) });

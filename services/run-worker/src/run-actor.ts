@@ -83,8 +83,6 @@ type FinishResult =
   | { readonly kind: "unavailable"; readonly error: StoreFailure }
   | { readonly kind: "refused"; readonly error: StoreFailure };
 
-type CommandFeedOpening = Promise<{ kind: "open"; feed: RunCommandFeed } | { kind: "failed"; err: unknown }>;
-
 export class RunActor {
   readonly #deps: RunActorDeps;
   readonly #msg: JsMsg;
@@ -158,18 +156,22 @@ export class RunActor {
       return "term";
     }
     this.#log = this.#log.child({ run_id: runId, conversation_id: prepared.conversationId });
-    // The command feed opens while run.begin runs (two independent round trips); commands are
-    // durable and the feed reads from the start, so opening it early loses nothing.
+    // run.begin goes out first (the model call waits for it; a consumer created ahead of it on the
+    // bus delays it). The command feed's consumer is created right behind it and nothing waits
+    // for it: commands are durable and the feed reads from the run's first one, so a command
+    // sent before the consumer exists is not lost.
+    const begun = this.#begin(runId, prepared);
+    // Awaited (and its failure handled) in #handleRun; this only keeps a rejection from counting as unhandled meanwhile.
+    begun.catch(() => undefined);
     const feed = this.#openCommandFeed(runId);
     try {
-      return await this.#handleRun(runId, prepared, feed);
+      return await this.#handleRun(runId, prepared, begun, feed);
     } finally {
-      const opened = await feed;
-      if (opened.kind === "open") await opened.feed.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
+      await feed.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
     }
   }
 
-  #openCommandFeed(runId: RunId): CommandFeedOpening {
+  #openCommandFeed(runId: RunId): RunCommandFeed {
     return openRunCommandFeed({
       nc: this.#deps.nc,
       js: this.#deps.js,
@@ -180,20 +182,17 @@ export class RunActor {
         this.stop(command.kind === "cancel" ? { kind: "cancel_command", reason: command.reason } : { kind: "client_closed", error: command.error, failureKind: command.failureKind });
       },
       log: this.#log,
-    }).then(
-      (opened) => ({ kind: "open", feed: opened }) as const,
-      (err: unknown) => ({ kind: "failed", err }) as const,
-    );
+    });
   }
 
-  async #handleRun(runId: RunId, prepared: PreparedRun, feed: CommandFeedOpening): Promise<Settlement> {
+  async #handleRun(runId: RunId, prepared: PreparedRun, begun: Promise<BegunRun>, commands: RunCommandFeed): Promise<Settlement> {
     const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log, { coalesceMs: this.#deps.clientDeltaCoalesceMs ?? 0 });
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
     let record: RunRecord;
     let next: BegunRun["next"];
     try {
-      ({ run: record, next } = await this.#begin(runId, prepared));
+      ({ run: record, next } = await begun);
     } catch (err) {
       if (!(err instanceof StoreFailure)) throw err;
       if (err.kind === "unavailable" && !lastDelivery) {
@@ -223,7 +222,13 @@ export class RunActor {
       this.#log.error("last delivery of a run that never finished: failing it");
       return this.#finish(outcome, undefined, client, runId, finalDelivery);
     }
-    if (this.#abort.signal.aborted) return "hand_over";
+    if (this.#stopReason !== undefined) {
+      // Stopped while run.begin ran (a command can arrive before it answers): a shutdown leaves the
+      // run to another worker, a cancel or close ends it here (a redelivery would read it again).
+      const outcome = stopped(this.#stopReason);
+      if (outcome.kind === "abandoned") return "hand_over";
+      return this.#finish(outcome, undefined, client, runId, finalDelivery);
+    }
     if (record.beginCount > 1) {
       // An earlier owner may have ended the run for a client that has gone since (its end not recorded):
       // do not make model calls for nobody.
@@ -233,13 +238,6 @@ export class RunActor {
         return this.#finish({ kind: "cancelled", reason: `client gone: ${gone}` }, undefined, client, runId, finalDelivery);
       }
     }
-
-    const opened = await feed;
-    if (opened.kind === "failed") {
-      this.#log.warn({ err: opened.err }, "cannot read the run's commands; retrying later");
-      return "retry_later";
-    }
-    const commands = opened.feed;
 
     const engine = new RunEngine(
       {

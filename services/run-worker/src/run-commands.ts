@@ -24,6 +24,12 @@
  * replaced, and one left behind by a worker that died is removed by the server
  * after INACTIVE_THRESHOLD_MS without a pull. Ended runs leave no consumer.
  *
+ * The feed is handed out at once and its consumer is created in the
+ * background (retried while JetStream refuses): nothing of the run waits for
+ * it, not even the first model call. A command that arrives before the
+ * consumer exists is not lost: the stream keeps it, and the consumer reads
+ * from the first command of the run.
+ *
  * Cancel and ClientClosed are reported at once through `onStop`; tool results
  * queue up in arrival order for the engine. Runtime events are not applied yet
  * (no commit cause tells the client about them): they are logged and skipped.
@@ -60,6 +66,8 @@ const PULL_EXPIRES_MS = 10_000;
 /** A consumer nobody pulls from for this long (its worker died) is removed by the server. */
 const INACTIVE_THRESHOLD_MS = 60_000;
 const NANOS_PER_MS = 1_000_000;
+/** Pause between attempts to create a consumer while JetStream refuses. */
+const OPEN_RETRY_MS = 1_000;
 
 /** One manager per JetStream client, without the account-info request a new manager makes. */
 const managers = new WeakMap<JetStreamClient, Promise<JetStreamManager>>();
@@ -72,11 +80,13 @@ function managerOf(js: JetStreamClient): Promise<JetStreamManager> {
   return manager;
 }
 
-export async function openRunCommandFeed(options: RunCommandFeedOptions): Promise<RunCommandFeed> {
+export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFeed {
   const { nc, js, names, runId, log } = options;
   const queue = new ToolResultQueue();
   let lastSeq = 0;
   let closed = false;
+  let wakeClosed: () => void = () => {};
+  const closedSignal = new Promise<void>((resolve) => (wakeClosed = resolve));
 
   const dispatch = (command: ClientCommand): void => {
     const c = command.command;
@@ -125,8 +135,26 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
     deliverySeq = 0;
     return created.consume({ expires: PULL_EXPIRES_MS });
   };
+  /** Opens a consumer, retrying while the server refuses; undefined once the feed is closed. */
+  const openUntilClosed = async (): Promise<ConsumerMessages | undefined> => {
+    for (;;) {
+      if (closed) return undefined;
+      try {
+        const opened = await open();
+        if (!closed) return opened;
+        // Closed while the consumer was being created: stop it (nobody reads it, so its close()
+        // would never resolve); close() deletes the consumer once this loop ended.
+        void opened.close();
+        return undefined;
+      } catch (err) {
+        if (closed) return undefined;
+        log.warn({ err }, "could not open a command consumer for the run; retrying");
+        await Promise.race([new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_MS)), closedSignal]);
+      }
+    }
+  };
 
-  let messages = await open();
+  let messages: ConsumerMessages | undefined;
   /** Resolves when the consumer of `current` may be lost: two heartbeats missed, or the connection came back. */
   const lost = (current: ConsumerMessages): Promise<void> => {
     const watched = (async () => {
@@ -140,8 +168,10 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
   };
 
   const reading = (async () => {
-    while (!closed) {
-      const current = messages;
+    for (;;) {
+      const current = await openUntilClosed();
+      if (current === undefined) return;
+      messages = current;
       let replace = false;
       void lost(current).then(() => {
         if (closed || messages !== current) return;
@@ -171,16 +201,6 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
       if (closed || !replace) return;
       remove(consumer);
       consumer = undefined;
-      for (;;) {
-        try {
-          messages = await open();
-          break;
-        } catch (err) {
-          if (closed) return;
-          log.warn({ err }, "could not open a new command consumer; retrying");
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
-        }
-      }
     }
   })().catch((err: unknown) => log.error({ err }, "run command feed failed"));
 
@@ -191,7 +211,8 @@ export async function openRunCommandFeed(options: RunCommandFeedOptions): Promis
       // Idempotent: the actor closes the feed after the engine and again on its way out.
       closing ??= (async () => {
         closed = true;
-        await messages.close();
+        wakeClosed();
+        await messages?.close();
         await reading;
         remove(consumer);
         consumer = undefined;

@@ -183,8 +183,27 @@ export interface AppendedRevision extends RevisionRow {
   readonly messageIds: readonly string[];
 }
 
-/** Inserts the messages and one revision appending them onto `parent`. */
-export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<AppendedRevision> {
+/** The two writes of an append; their parameters are the values of `prepareAppend` ($1-$10). */
+const APPEND_MESSAGES = `INSERT INTO messages (id, conversation_id, body, digest)
+       SELECT id, $2, body, digest FROM unnest($4::uuid[], $9::jsonb[], $10::bytea[]) AS m(id, body, digest)`;
+const APPEND_REVISION = `INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key)
+     VALUES ($1, $2, $3, $4::uuid[], $5, $6, $7, $8)`;
+
+/**
+ * An append's writes as data-modifying CTEs, for a statement that does more
+ * in the same round trip (run-rows.ts insertActiveRun): parameters $1-$10 are
+ * `PreparedAppend.values`, $1 is the new revision's id.
+ */
+export const APPEND_CTES = `append_messages AS (${APPEND_MESSAGES}), append_revision AS (${APPEND_REVISION})`;
+
+/** An append not written yet: the revision it makes and the parameters of its writes. */
+export interface PreparedAppend {
+  readonly revision: AppendedRevision;
+  readonly values: readonly unknown[];
+}
+
+/** The ids, digest and parameters of appending `input.messages` onto `input.parent`. */
+export function prepareAppend(input: AppendRevisionInput): PreparedAppend {
   if (input.messages.length === 0) throw new Error("appendRevision needs at least one message");
   const messageIds = input.messages.map(() => randomUUID());
   const digests = prefixDigests(input.parent?.digest ?? null, input.messages);
@@ -197,28 +216,26 @@ export async function appendRevision(tx: Transaction, input: AppendRevisionInput
     digest,
     messageIds,
   };
+  const values = [
+    revision.id,
+    revision.conversationId,
+    revision.parentId,
+    messageIds,
+    revision.messageCount,
+    revision.digest,
+    input.run?.runId ?? null,
+    input.run?.appendKey ?? null,
+    input.messages.map((m) => JSON.stringify(m.json)),
+    input.messages.map((m) => m.digest),
+  ];
+  return { revision, values };
+}
+
+/** Inserts the messages and one revision appending them onto `parent`. */
+export async function appendRevision(tx: Transaction, input: AppendRevisionInput): Promise<AppendedRevision> {
+  const { revision, values } = prepareAppend(input);
   // One statement (one round trip) for both tables: the messages, then the revision listing them.
-  await preparedQuery(
-    tx,
-    `WITH inserted AS (
-       INSERT INTO messages (id, conversation_id, body, digest)
-       SELECT id, $2, body, digest FROM unnest($4::uuid[], $9::jsonb[], $10::bytea[]) AS m(id, body, digest)
-     )
-     INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest, run_id, append_key)
-     VALUES ($1, $2, $3, $4::uuid[], $5, $6, $7, $8)`,
-    [
-      revision.id,
-      revision.conversationId,
-      revision.parentId,
-      messageIds,
-      revision.messageCount,
-      revision.digest,
-      input.run?.runId ?? null,
-      input.run?.appendKey ?? null,
-      input.messages.map((m) => JSON.stringify(m.json)),
-      input.messages.map((m) => m.digest),
-    ],
-  );
+  await preparedQuery(tx, `WITH inserted AS (${APPEND_MESSAGES}) ${APPEND_REVISION}`, [...values]);
   return revision;
 }
 

@@ -13,7 +13,7 @@ import { inTransaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
-import { appendRevision, findRevision, type RevisionRow } from "./revisions.ts";
+import { findRevision, prepareAppend, type RevisionRow } from "./revisions.ts";
 import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
 import { lockRunConversation } from "./write-guards.ts";
 
@@ -113,12 +113,11 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       }
     }
 
-    const appended =
-      initial.length > 0
-        ? await appendRevision(tx, { conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } })
-        : null;
+    // The initial messages are written by the statement that inserts the run (one round trip).
+    const append = initial.length > 0 ? prepareAppend({ conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } }) : undefined;
+    const appended = append?.revision ?? null;
     const start = appended ?? base;
-    const run = await insertActiveRun(tx, { ...newRun, startRevisionId: start?.id ?? null });
+    const run = await insertActiveRun(tx, { ...newRun, startRevisionId: start?.id ?? null }, append);
     if (base === null && appended !== null) {
       // A new revision has no context anchor and no compaction: its history is exactly the initial messages.
       const startHistory = { chain: [appended.id], messageIds: [...appended.messageIds], messages: initial.map((m) => m.message) };

@@ -3,6 +3,7 @@ import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { UsageSchema, type Usage } from "@byok/contracts";
 import type { ConversationRow } from "./conversations.ts";
 import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
+import { APPEND_CTES, type PreparedAppend } from "./revisions.ts";
 
 export type RunState = "running" | "completed" | "cancelled" | "failed";
 export type TerminalRunState = Exclude<RunState, "running">;
@@ -122,9 +123,23 @@ export async function insertRun(tx: Transaction, run: NewRun, status: "running" 
 /**
  * Inserts a running run that takes its conversation over (the caller holds the
  * conversation lock): the conversation's active run and head are set in the
- * same statement.
+ * same statement. With `append` (the run's initial messages, not written yet)
+ * the same statement writes them too, and the run starts at their revision:
+ * one round trip for what run.begin writes.
  */
-export async function insertActiveRun(tx: Transaction, run: NewRun): Promise<RunRow> {
+export async function insertActiveRun(tx: Transaction, run: NewRun, append?: PreparedAppend): Promise<RunRow> {
+  if (append !== undefined) {
+    if (run.startRevisionId !== append.revision.id) throw new Error("a run inserted with its initial append starts at that append's revision");
+    const result = await preparedQuery<RunDbRow>(
+      tx,
+      `WITH ${APPEND_CTES},
+       takeover AS (UPDATE conversations SET active_run_id = $11, head_revision_id = $1, updated_at = now() WHERE id = $12)
+       INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
+       VALUES ($11, $12, $13, NULLIF($14, ''), NULLIF($15, ''), $16, 'running', $1, $1) RETURNING ${RUN_COLUMNS}`,
+      [...append.values, run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId],
+    );
+    return runFromDb(result.rows[0] as RunDbRow);
+  }
   const result = await preparedQuery<RunDbRow>(
     tx,
     `WITH takeover AS (UPDATE conversations SET active_run_id = $1, head_revision_id = $7, updated_at = now() WHERE id = $2)
