@@ -18,9 +18,10 @@ import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-req
 import { enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /**
- * KV behaviour that holds the client's ACK of the final answer's blob: when the
- * adapter SETs it, the answer is already appended in the store and the worker
- * waits for the barrier. `held` resolves at that point; `release()` ACKs.
+ * KV behaviour that holds the client's ACK of the final answer's blob, which
+ * gates the FINAL_ANSWER barrier. The adapter SETs it as soon as the model call
+ * completed (ClientEvent response_complete), while the worker appends the
+ * answer: `held` resolves at the SET; `release()` ACKs.
  */
 function holdAnswerAck(answer: string): { kv: KvBehaviour; held: Promise<void>; release: () => void } {
   let onHeld!: () => void;
@@ -76,6 +77,8 @@ describe("Postgres restarted under the store", () => {
     const chat = gw.client().conversation();
     const run = chat.send("Answer, please.", { modelId: gw.modelId, kv: hold.kv });
     await hold.held;
+    // Postgres stops once the answer is appended (the worker then waits for the barrier).
+    await waitFor(async () => afterUser(await storedHistory(gw, chat.id)).some((m) => m.body.case === "assistant"), "the answer appended");
     await postgres.stop();
     hold.release();
     await waitFor(() => requests.count() >= requestsWhileDown, what, timeoutMs);

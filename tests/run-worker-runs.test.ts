@@ -41,6 +41,10 @@ describe("run worker: runs", () => {
     expect(final?.turnUsage?.inputTokens).toBe(21n);
     expect(final?.turnUsage?.outputTokens).toBe(4n);
     expect(final?.contextTokens).toBe(25n);
+    // The response went to the client before its commit (the adapter prepares the commit's blobs with it): the same message.
+    const response = run.events.at(-1)?.event;
+    expect(response?.case).toBe("responseComplete");
+    expect(final?.appended[0]?.body.value).toEqual(response?.value);
 
     const record = await runRecord(stack, "run-text");
     expect(record.status).toBe(RunStatus.COMPLETED);
