@@ -272,7 +272,8 @@ export class RunActor {
         outcome = failed(FailureKind.PROTOCOL, `internal error in the run worker: ${(err as Error).message}`);
       }
     } finally {
-      await commands.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
+      // Not awaited: the run's end does not wait for it (#handle awaits the same close before the message is settled).
+      void commands.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
       const known = engine.knownHistory;
       if (known !== undefined) this.#deps.recent.set(prepared.conversationId, known);
     }
