@@ -68,8 +68,10 @@ describe("Postgres restarted under the store", () => {
   /**
    * One turn whose final answer is appended while Postgres is up; Postgres
    * stops while the client holds that answer's ACK, and starts again once
-   * `operation` was requested `requestsWhileDown` times. Returns the run's
-   * result and how often `operation` was requested in all.
+   * `operation` was requested `requestsWhileDown` times and the turn ended
+   * for the client (a completed run's end does not wait for run.finish's
+   * record). Returns the run's result and how often `operation` was
+   * requested in all.
    */
   async function answerAcrossOutage(answer: string, operation: string, requestsWhileDown: number, what: string, timeoutMs: number) {
     const requests = countRequests(gw, operation);
@@ -82,9 +84,9 @@ describe("Postgres restarted under the store", () => {
     await postgres.stop();
     hold.release();
     await waitFor(() => requests.count() >= requestsWhileDown, what, timeoutMs);
+    const result = await finishedOk(run);
     await postgres.start();
 
-    const result = await finishedOk(run);
     requests.stop();
     return { chat, result, requests: requests.count() };
   }
