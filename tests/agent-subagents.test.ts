@@ -99,7 +99,7 @@ describe("sub-agents end to end", () => {
     // The store links the child to the parent run and its Task call; both runs are the member's.
     const children = await harness.store("listChildRuns", { parentRunId: parent.requestId });
     expect(children.runs.map((r) => [r.runId, r.parentToolCallId, r.memberId, r.status])).toEqual([[childResult.requestId, "call_task", alice.memberId, RunStatus.COMPLETED]]);
-    const parentRun = await harness.store("getRun", { runId: parent.requestId });
+    const parentRun = { run: await harness.endedRun(parent.requestId) };
     expect(parentRun.run).toMatchObject({ memberId: alice.memberId, parentRunId: "" });
     const usage = await harness.store("memberUsage", { memberId: alice.memberId });
     expect(usage.members.map((m) => ({ runs: m.runs, subagents: m.subagentRuns, completed: m.completed, inputRuns: m.inputTokensRuns }))).toEqual([
@@ -151,7 +151,7 @@ describe("sub-agents end to end", () => {
     expect(repeated.end.kind, repeated.describe()).toBe("ok");
     expect(repeated.turnEnded).toBeUndefined();
     expect(harness.llm.requestsTo("openai-chat")).toHaveLength(3);
-    const repeatedRun = await harness.store("getRun", { runId: repeated.requestId });
+    const repeatedRun = { run: await harness.endedRun(repeated.requestId) };
     expect(repeatedRun.run?.status).toBe(RunStatus.COMPLETED);
     const history = await storedHistory(harness, chat.id);
     const notices = history.filter((m: Message) => m.body.case === "user" && m.body.value.clientId === `runtime:background-subagent:${child.agentId}`);

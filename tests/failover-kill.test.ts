@@ -100,7 +100,7 @@ describe("run worker killed with SIGKILL", () => {
     expect(loop.map((m) => m.tool_call_id ?? m.tool_calls?.[0]?.id)).toEqual([CALL_A, CALL_A, CALL_B, CALL_B]);
 
     // Two owners, one run.
-    const record = (await gw.store("getRun", { runId: run.requestId })).run!;
+    const record = await gw.endedRun(run.requestId);
     expect(record.status).toBe(RunStatus.COMPLETED);
     expect(record.beginCount).toBe(2);
   });
@@ -145,7 +145,7 @@ describe("run worker killed with SIGKILL", () => {
     const stored = afterUser(await storedHistory(gw, chat.id));
     expect(stored.map((m) => m.body.case)).toEqual(["assistant"]);
     expect(assistantText(stored[0])).toBe(finalText);
-    const record = (await gw.store("getRun", { runId: run.requestId })).run!;
+    const record = await gw.endedRun(run.requestId);
     expect(record.status).toBe(RunStatus.COMPLETED);
     expect(record.beginCount).toBe(2);
     expect(record.providerCallIndex).toBe(1);

@@ -85,7 +85,7 @@ describe("a NATS cluster node dies", () => {
     expect(newLeader).not.toBe(leader);
     const commands = await afterFailover.streams.info(harness.names.commandsStream, { subjects_filter: ">" });
     for (const [i, result] of results.entries()) {
-      const { run } = await harness.store("getRun", { runId: result.requestId });
+      const run = await harness.endedRun(result.requestId);
       expect(run?.status, result.requestId).toBe(RunStatus.COMPLETED);
       const kinds = (await storedHistory(harness, chats[i]!.id)).map((m) => m.body.case);
       expect(kinds.slice(kinds.lastIndexOf("user") + 1), result.requestId).toEqual(["assistant", "toolResult", "assistant"]);

@@ -18,9 +18,10 @@ import { afterLastUser, chatMessages, textOf } from "@byok/test-support/chat-req
 import { enqueueChat, finishedOk, holdReads } from "./tools-support.ts";
 
 /**
- * KV behaviour that holds the client's ACK of the final answer's blob: when the
- * adapter SETs it, the answer is already appended in the store and the worker
- * waits for the barrier. `held` resolves at that point; `release()` ACKs.
+ * KV behaviour that holds the client's ACK of the final answer's blob, which
+ * gates the FINAL_ANSWER barrier. The adapter SETs it as soon as the model call
+ * completed (ClientEvent response_complete), while the worker appends the
+ * answer: `held` resolves at the SET; `release()` ACKs.
  */
 function holdAnswerAck(answer: string): { kv: KvBehaviour; held: Promise<void>; release: () => void } {
   let onHeld!: () => void;
@@ -67,8 +68,10 @@ describe("Postgres restarted under the store", () => {
   /**
    * One turn whose final answer is appended while Postgres is up; Postgres
    * stops while the client holds that answer's ACK, and starts again once
-   * `operation` was requested `requestsWhileDown` times. Returns the run's
-   * result and how often `operation` was requested in all.
+   * `operation` was requested `requestsWhileDown` times and the turn ended
+   * for the client (a completed run's end does not wait for run.finish's
+   * record). Returns the run's result and how often `operation` was
+   * requested in all.
    */
   async function answerAcrossOutage(answer: string, operation: string, requestsWhileDown: number, what: string, timeoutMs: number) {
     const requests = countRequests(gw, operation);
@@ -76,12 +79,14 @@ describe("Postgres restarted under the store", () => {
     const chat = gw.client().conversation();
     const run = chat.send("Answer, please.", { modelId: gw.modelId, kv: hold.kv });
     await hold.held;
+    // Postgres stops once the answer is appended (the worker then waits for the barrier).
+    await waitFor(async () => afterUser(await storedHistory(gw, chat.id)).some((m) => m.body.case === "assistant"), "the answer appended");
     await postgres.stop();
     hold.release();
     await waitFor(() => requests.count() >= requestsWhileDown, what, timeoutMs);
+    const result = await finishedOk(run);
     await postgres.start();
 
-    const result = await finishedOk(run);
     requests.stop();
     return { chat, result, requests: requests.count() };
   }
@@ -165,7 +170,7 @@ describe("Postgres restarted under the store", () => {
     expect(next.text).toBe("The database is back.");
   });
 
-  it("the database stops after the final answer is stored: the run's end is recorded once it is back, and the IDE sees the turn complete", async () => {
+  it("the database stops after the final answer is stored: the IDE sees the turn complete, and the run's end is recorded once it is back", async () => {
     const answer = "Stored, then the database went away.";
     enqueueChat(gw, { id: "chatcmpl-pg-final", text: answer, usage: { prompt: 40, completion: 8 } });
     // The worker's run.finish meets the stopped database.
@@ -175,28 +180,27 @@ describe("Postgres restarted under the store", () => {
     expect(result.text).toBe(answer);
     expect(result.turnEnded?.outputTokens).toBe(8n);
     expect(finishes, "run.finish retried").toBeGreaterThan(1);
-    const record = (await gw.store("getRun", { runId: result.requestId })).run;
+    const record = await gw.endedRun(result.requestId);
     expect(record).toMatchObject({ status: RunStatus.COMPLETED, beginCount: 1 });
     expect(afterUser(await storedHistory(gw, chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
   });
 
-  it("the database stays down longer than the worker retries run.finish: a later delivery finds the final answer and completes the run, without a second model call", async () => {
-    // A worker that gives up on run.finish after 300 ms and leaves the run to a later delivery.
+  it("the database stays down longer than the worker's run.finish budget: a completed run (its client told) is still recorded by the same delivery, without a second model call", async () => {
+    // A worker that would leave an unrecorded failed or cancelled run to a later delivery after 300 ms.
     await gw.stop();
     gw = await startGateway({ databaseAdminUrl: postgres.adminUrl, env: { runWorker: { RUN_FINISH_RETRY_MS: "300" } } });
-    const answer = "Recorded by a later delivery.";
-    enqueueChat(gw, { id: "chatcmpl-pg-redelivery", text: answer });
-    // The message was nak'ed and delivered again: that delivery's run.begin meets the stopped database too.
-    const { chat, result } = await answerAcrossOutage(answer, STORE_OPERATIONS.beginRun.name, 2, "the run delivered again while the database is down", 15_000);
+    const answer = "Recorded by the same delivery.";
+    enqueueChat(gw, { id: "chatcmpl-pg-long-outage", text: answer });
+    // Backoff 0.25 s, 0.5 s, 1 s: the fourth run.finish is past the 300 ms budget.
+    const { chat, result } = await answerAcrossOutage(answer, STORE_OPERATIONS.finishRun.name, 4, "run.finish retried past its budget while the database is down", 15_000);
     const frames = result.describe();
     expect(result.violations, frames).toEqual([]);
     expect(result.text).toBe(answer);
-    // The answer was projected once (the new owner's repeated commit changed nothing), then the success tail.
     expect(result.checkpoints.map((c) => c.kind), frames).toEqual(["staged", "settled", "settled"]);
     expect(gw.llm.requestsTo("openai-chat")).toHaveLength(1);
-    const record = (await gw.store("getRun", { runId: result.requestId })).run;
-    expect(record?.status).toBe(RunStatus.COMPLETED);
-    expect(record?.beginCount).toBeGreaterThanOrEqual(2);
+    const record = await gw.endedRun(result.requestId);
+    expect(record.status).toBe(RunStatus.COMPLETED);
+    expect(record.beginCount).toBe(1);
     expect(afterUser(await storedHistory(gw, chat.id)).map((m) => m.body.case)).toEqual(["assistant"]);
   });
 });

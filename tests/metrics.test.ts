@@ -15,6 +15,7 @@ import { readChatFixture } from "@byok/test-support/chat-fixture";
 import type { ExecContext } from "@byok/test-support/fake-cursor";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
+import { waitFor } from "@byok/test-support/infra";
 import { enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
@@ -88,7 +89,11 @@ describe("metrics of every service after a text turn and a tool round", () => {
     const modelCalls = 3;
 
     // ---- run worker ----
-    const worker = await scrape(gw.workers[0]!.opsUrl, "run-worker");
+    // A completed run's end is counted once run.finish is recorded, which may follow the client's end.
+    const worker = await waitFor(async () => {
+      const scraped = await scrape(gw.workers[0]!.opsUrl, "run-worker");
+      return scraped.value("byok_run_worker_active_runs") === 0 && scraped;
+    }, "the runs to leave the worker");
     expect(worker.value("byok_runs_total", { outcome: "completed", failure_kind: "none" })).toBe(2);
     expect(worker.value("byok_runs_total", { outcome: "failed" })).toBe(0);
     expect(worker.value("byok_runs_total", { outcome: "cancelled" })).toBe(0);

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
-import { startStack, stopStacks, textAnswer, toolCalls, prepared, runRecord } from "./run-worker-support.ts";
+import { startStack, stopStacks, textAnswer, toolCalls, prepared, runRecord, endedRecord } from "./run-worker-support.ts";
 
 afterEach(stopStacks);
 
@@ -41,7 +41,7 @@ describe("run worker: client liveness", () => {
     });
     expect((await run.terminal).outcome.case).toBe("completed");
     await waitFor(() => terminals === 2, "the terminal sent a second time");
-    expect((await runRecord(stack, "run-lost-terminal")).status).toBe(RunStatus.COMPLETED);
+    expect((await endedRecord(stack, "run-lost-terminal")).status).toBe(RunStatus.COMPLETED);
     // Acknowledged the second time: not sent a third time.
     await waitFor(() => stack.workers[0]?.activeRuns() === 0, "the run to leave the worker");
     expect(terminals).toBe(2);

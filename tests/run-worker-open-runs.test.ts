@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RunStatus, type ExecuteToolRound } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
 import type { ObservedRun } from "./run-client-double.ts";
-import { prepared, runRecord, startStack, stopStacks, textAnswer, toolCalls } from "./run-worker-support.ts";
+import { endedRecord, prepared, startStack, stopStacks, textAnswer, toolCalls } from "./run-worker-support.ts";
 
 afterEach(stopStacks);
 
@@ -63,7 +63,7 @@ describe("run worker: open runs at once", () => {
 
     // Each run: user, assistant with the call, its one result, the final answer.
     for (const run of runs.slice(0, 50)) {
-      const record = await runRecord(stack, run.runId);
+      const record = await endedRecord(stack, run.runId);
       expect(record.status).toBe(RunStatus.COMPLETED);
       const history = await stack.history(record.headRevisionId);
       expect(history.map((m) => m.body.case)).toEqual(["user", "assistant", "toolResult", "assistant"]);

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CommitCause, FailureKind, ModelFailureKind, RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
-import { startStack, stopStacks, textAnswer, toolCalls, prepared, committed, textOf, runRecord } from "./run-worker-support.ts";
+import { startStack, stopStacks, textAnswer, toolCalls, prepared, committed, textOf, runRecord, endedRecord } from "./run-worker-support.ts";
 
 afterEach(stopStacks);
 
@@ -41,8 +41,13 @@ describe("run worker: runs", () => {
     expect(final?.turnUsage?.inputTokens).toBe(21n);
     expect(final?.turnUsage?.outputTokens).toBe(4n);
     expect(final?.contextTokens).toBe(25n);
+    // The response went to the client before its commit (the adapter prepares the commit's blobs with it): the same message.
+    const response = run.events.at(-1)?.event;
+    expect(response?.case).toBe("responseComplete");
+    expect(final?.appended[0]?.body.value).toEqual(response?.value);
 
-    const record = await runRecord(stack, "run-text");
+    // The completed terminal goes out with run.finish; the record follows.
+    const record = await endedRecord(stack, "run-text");
     expect(record.status).toBe(RunStatus.COMPLETED);
     expect(record.headRevisionId).toBe(final?.revisionId);
     expect(record.usage?.inputTokens).toBe(21n);
@@ -61,7 +66,7 @@ describe("run worker: runs", () => {
     const terminals = await Promise.all(runs.map((r) => r.terminal));
     expect(terminals.map((t) => t.outcome.case)).toEqual(Array(10).fill("completed"));
     for (const run of runs) {
-      const record = await runRecord(stack, run.runId);
+      const record = await endedRecord(stack, run.runId);
       expect(record.status).toBe(RunStatus.COMPLETED);
       expect(record.beginCount).toBe(1);
       expect(run.states.filter((s) => s.event.case === "terminal")).toHaveLength(1);
@@ -131,7 +136,7 @@ describe("run worker: runs", () => {
     // A late result of the old run can no longer move the conversation.
     await old.sendToolResult("call_old", "late");
     const conversation = await stack.store("getConversation", { conversationId: "conv-shared" });
-    const freshRecord = await runRecord(stack, "run-new");
+    const freshRecord = await endedRecord(stack, "run-new");
     expect(conversation.headRevisionId).toBe(freshRecord.headRevisionId);
     expect((await stack.history(freshRecord.headRevisionId)).map(textOf)).toEqual(["first", "second", "Fresh answer."]);
     expect((await runRecord(stack, "run-old")).status).toBe(RunStatus.CANCELLED);

@@ -13,6 +13,7 @@
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import {
   busNames,
+  RunStatus,
   STORE_OPERATIONS,
   UserOrigin,
   type BusNames,
@@ -30,7 +31,7 @@ import { loadConfig as loadGatewayConfig } from "../services/provider-gateway/sr
 import { startProviderGateway } from "../services/provider-gateway/src/service.ts";
 import { loadConfig as loadWorkerConfig } from "../services/run-worker/src/config.ts";
 import { startRunWorker, type RunWorker } from "../services/run-worker/src/service.ts";
-import { createTestBus, createTestDatabase } from "@byok/test-support/infra";
+import { createTestBus, createTestDatabase, waitFor } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { startRunClientDouble, type RunClientDouble } from "./run-client-double.ts";
 import { serviceLogger } from "@byok/test-support/service-logger";
@@ -166,6 +167,14 @@ export async function runRecord(stack: Stack, runId: string) {
   const { run } = await stack.store("getRun", { runId });
   if (run === undefined) throw new Error(`run ${runId} not in the store`);
   return run;
+}
+
+/** The run's record once its end is recorded (a completed run's terminal goes out with run.finish, not after it). */
+export function endedRecord(stack: Stack, runId: string) {
+  return waitFor(async () => {
+    const run = await runRecord(stack, runId);
+    return run.status !== RunStatus.RUNNING && run;
+  }, `run ${runId} to end in the store`);
 }
 
 /** Messages the LLM received in its n-th request (0-based). */

@@ -11,7 +11,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { CommitCause, PreparedRunSchema, RunStatus, type Message } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
 import type { RunHooks } from "./run-client-double.ts";
-import { startStack, stopStacks, textAnswer, toolCalls, userText, prepared, committed, textOf, runRecord, llmMessages } from "./run-worker-support.ts";
+import { startStack, stopStacks, textAnswer, toolCalls, userText, prepared, committed, textOf, runRecord, endedRecord, llmMessages } from "./run-worker-support.ts";
 
 afterEach(stopStacks);
 
@@ -59,7 +59,7 @@ describe("run worker: tool rounds", () => {
     expect(staged?.appended).toEqual([]);
 
     // Results became adjacent pairs in arrival order; text rides on the first pair only.
-    const record = await runRecord(stack, "run-tools");
+    const record = await endedRecord(stack, "run-tools");
     const history = await stack.history(record.headRevisionId);
     expect(history.map((m) => m.body.case)).toEqual(["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     const pairCall = (m: Message | undefined) =>
@@ -149,7 +149,7 @@ describe("run worker: tool rounds", () => {
     expect((await run.terminal).outcome.case).toBe("completed");
     // Both owners read the result; the first one learns from the store that the run was begun again and stops.
     expect(stack.llm.requestsTo("openai-chat")).toHaveLength(2);
-    const record = await runRecord(stack, "run-twice");
+    const record = await endedRecord(stack, "run-twice");
     expect(record.status).toBe(RunStatus.COMPLETED);
     const history = await stack.history(record.headRevisionId);
     expect(history.map((m) => m.body.case)).toEqual(["user", "assistant", "toolResult", "assistant"]);

@@ -74,7 +74,7 @@ async function expectOneToolResult(gw: GatewayHarness, result: RunResult, conver
   const loop = afterLastUser(chatMessages(second));
   expect(loop.map((m) => m.role)).toEqual(["assistant", "tool"]);
   expect(textOf(loop[1]!.content)).toBe(FILE.content);
-  const { run } = await gw.store("getRun", { runId: result.requestId });
+  const run = await gw.endedRun(result.requestId);
   expect(run?.status).toBe(RunStatus.COMPLETED);
   const conversation = await gw.store("getConversation", { conversationId });
   const history = await gw.store("getRevisionMessages", { revisionId: conversation.headRevisionId });

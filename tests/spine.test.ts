@@ -93,8 +93,7 @@ describe("spine: a text turn through the whole gateway", () => {
     expect(textOf(sent.at(-1)?.content)).toContain("What's the weather in San Francisco right now?");
 
     // The store: the run completed, the conversation head holds [.., user, assistant] as a revision chain.
-    const run = await gw.store("getRun", { runId: result.requestId });
-    expect(run.error).toBeUndefined();
+    const run = { run: await gw.endedRun(result.requestId) };
     expect(run.run?.status).toBe(RunStatus.COMPLETED);
     expect(run.run?.usage?.inputTokens).toBe(BigInt(usage.inputTokens));
     expect(run.run?.usage?.outputTokens).toBe(BigInt(usage.outputTokens));

@@ -91,7 +91,7 @@ describe("resume a staged tool round end to end", () => {
     expect(loop.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool"]);
     expect(loop.filter((m) => m.role === "tool").map((m) => m.tool_call_id).sort()).toEqual(["call_resume_a", "call_resume_b"]);
     expect(JSON.stringify(chatMessages(requests[1]).slice(0, chatMessages(requests[0]).length))).toBe(JSON.stringify(chatMessages(requests[0])));
-    const run = await gw.store("getRun", { runId: resumed.requestId });
+    const run = { run: await gw.endedRun(resumed.requestId) };
     expect(run.run?.status).toBe(RunStatus.COMPLETED);
   });
 });

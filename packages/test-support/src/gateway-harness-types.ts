@@ -3,7 +3,7 @@
  * startGateway (./gateway-harness.ts, which re-exports these) returns.
  */
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
-import type { BusNames, StoreOperations } from "@byok/contracts";
+import type { BusNames, RunRecord, StoreOperations } from "@byok/contracts";
 import type { NatsConnection } from "@byok/platform";
 import type { AcpAdapter } from "@byok/acp-adapter/service";
 import type { FakeCursorClient, FakeCursorOptions } from "./fake-cursor/index.ts";
@@ -114,6 +114,11 @@ export interface GatewayHarness {
   client(options?: Partial<FakeCursorOptions>): FakeCursorClient;
   /** One store operation over the bus, as the services call it. */
   store<K extends keyof StoreOperations>(operation: K, request: StoreRequest<K>): Promise<StoreResponse<K>>;
+  /**
+   * The run's record once its end is recorded. A completed run's client may end its stream before
+   * run.finish is recorded (the worker sends both at once), so a test reads the end with this.
+   */
+  endedRun(runId: string): Promise<RunRecord>;
   /** A query on the test database (read-only checks). */
   sql<T extends Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   startWorker(): Promise<WorkerHandle>;

@@ -20,7 +20,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { busNames, STORE_OPERATIONS } from "@byok/contracts";
+import { busNames, RunStatus, STORE_OPERATIONS } from "@byok/contracts";
 import { busRequest, connectNats, silentLogger } from "@byok/platform";
 import { loadConfig as loadStoreConfig } from "@byok/store/config";
 import { startStore } from "@byok/store/service";
@@ -37,7 +37,7 @@ import { startAcpAdapter } from "@byok/acp-adapter/service";
 import { FakeCursorClient } from "./fake-cursor/index.ts";
 import type { AcpHandle, EdgeProxyHandle, GatewayHarness, GatewayHarnessOptions, WorkerHandle } from "./gateway-harness-types.ts";
 import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "./harness-gateway-config.ts";
-import { createTestBus, createTestDatabase } from "./infra.ts";
+import { createTestBus, createTestDatabase, waitFor } from "./infra.ts";
 import { startMockLlm } from "./mock-llm.ts";
 import { serviceLogger } from "./service-logger.ts";
 import { createTestTls } from "./test-tls.ts";
@@ -232,6 +232,13 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       store(operation, request) {
         const op = STORE_OPERATIONS[operation];
         return busRequest(nc, names.store(op.name), op.request, request as never, op.response, { timeoutMs: 10_000 }) as never;
+      },
+      endedRun(runId) {
+        const op = STORE_OPERATIONS.getRun;
+        return waitFor(async () => {
+          const { run } = await busRequest(nc, names.store(op.name), op.request, { runId }, op.response, { timeoutMs: 10_000 });
+          return run !== undefined && run.status !== RunStatus.RUNNING ? run : undefined;
+        }, `run ${runId} to end in the store`);
       },
       async sql<T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
         const result = await pool.query(text, params);

@@ -55,7 +55,7 @@ export const schema = commonEnvSchema.extend({
   RUN_MAX_DELIVER: envInt(5, { min: 1 }),
   /** While a run waits for tool results, its client is probed this often (ms; each probe waits at most as long). */
   PROBE_INTERVAL_MS: envMs(10_000),
-  /** How long (ms) run.finish is retried while the store is unavailable before the run is left to a later delivery. */
+  /** How long (ms) run.finish of a failed or cancelled run is retried while the store is unavailable before the run is left to a later delivery (a completed run's is retried until recorded). */
   RUN_FINISH_RETRY_MS: envMs(15_000),
   /** Compact a history whose next model call would not fit the context budget (and on a context overflow). */
   COMPACTION_ENABLED: envFlag(true),

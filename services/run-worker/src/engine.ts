@@ -241,6 +241,8 @@ export class RunEngine {
       const inputTokens = outcome.usage?.inputTokens;
       if (inputTokens !== undefined) this.#measured(Number(inputTokens));
       log.info({ stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
+      // Before the store's round trip: the client can prepare the commit (and no delta waits in the coalescer meanwhile).
+      client.emit(clientIndex, { case: "responseComplete", value: outcome.assistant });
       const measured = inputTokens === undefined ? {} : { requestInputTokens: inputTokens };
       switch (outcome.stop) {
         case "stop": {

@@ -272,7 +272,8 @@ export class RunActor {
         outcome = failed(FailureKind.PROTOCOL, `internal error in the run worker: ${(err as Error).message}`);
       }
     } finally {
-      await commands.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
+      // Not awaited: the run's end does not wait for it (#handle awaits the same close before the message is settled).
+      void commands.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
       const known = engine.knownHistory;
       if (known !== undefined) this.#deps.recent.set(prepared.conversationId, known);
     }
@@ -321,13 +322,18 @@ export class RunActor {
   }
 
   /**
-   * run.finish, then the one terminal state event (as the store recorded it).
-   * While the store is unavailable, run.finish is retried with backoff for
-   * `finishRetryMs`. A failed or cancelled run is reported to the client at
-   * once (its end does not depend on the record); a completed run only once it
-   * is recorded. Still unrecorded: the message is left to a later delivery
-   * (which finds the final answer, or the client gone, and finishes the run),
-   * except on the final delivery, which reports what it has.
+   * run.finish and the one terminal state event. A completed run got here
+   * through the FINAL_ANSWER barrier (its answer appended, the client's
+   * checkpoint acknowledged), so its terminal goes out with run.finish, not
+   * after it: the client's end does not wait for the record, the message's ack
+   * does. While the store is unavailable run.finish is retried with backoff: a
+   * completed run until it is recorded or the worker stops (a later delivery
+   * would find its client gone and could only record a cancel), any other for
+   * `finishRetryMs`, its terminal sent at once. A failed or cancelled run is
+   * otherwise reported as the store recorded it. Still unrecorded: the message
+   * is left to a later delivery (which finds the final answer, or the client
+   * gone, and finishes the run), except on the final delivery, which reports
+   * what it has.
    */
   async #finish(outcome: FinalOutcome, usage: Usage | undefined, client: ClientChannel, runId: RunId, finalDelivery: boolean): Promise<Settlement> {
     const reported = usage === undefined || isEmptyUsage(usage) ? undefined : usage;
@@ -338,25 +344,30 @@ export class RunActor {
       failureMessage: outcome.kind === "failed" ? outcome.failure.message : outcome.kind === "cancelled" ? outcome.reason : "",
       ...(reported === undefined ? {} : { usage: reported }),
     };
-    let result = await this.#finishOnce(request);
-    let terminalSent = false;
+    // run.finish is sent first: it reaches the store before the client can start its next turn.
+    const finishing = this.#finishOnce(request);
+    const told = outcome.kind === "completed" ? client.terminal(terminalEvent(outcome)) : undefined;
+    let terminalSent = told !== undefined;
+    let result = await finishing;
     if (result.kind === "unavailable") {
-      if (outcome.kind !== "completed") {
+      if (!terminalSent) {
         await client.terminal(terminalEvent(outcome));
         terminalSent = true;
       }
       this.#log.warn({ err: result.error }, "run.finish: store unavailable; retrying");
-      result = await this.#retryFinish(request);
+      result = await this.#retryFinish(request, told === undefined ? this.#deps.finishRetryMs : Number.POSITIVE_INFINITY);
     }
     let final: FinalOutcome = outcome;
     switch (result.kind) {
       case "recorded":
-        // The store keeps the first terminal status (e.g. a run superseded meanwhile is cancelled).
+        // The store keeps the first terminal status (e.g. a run superseded meanwhile is cancelled);
+        // a completed run's client was told already (it has its answer and checkpoint).
         if (result.run.status !== statusOf(outcome)) final = outcomeOfRecord(result.run);
         break;
       case "unavailable":
         if (!finalDelivery) {
           this.#log.warn({ err: result.error }, "run.finish still failing; leaving the run to a later delivery");
+          await told;
           return "retry_later";
         }
         this.#log.error({ err: result.error }, "run.finish failed on the final delivery");
@@ -372,6 +383,7 @@ export class RunActor {
     this.#log.info({ outcome: final.kind, ...(final.kind === "failed" ? { failure_kind: FailureKind[final.failure.kind], message: final.failure.message } : {}) }, "run ended");
     this.#deps.metrics.runEnded(final);
     if (!terminalSent) await client.terminal(terminalEvent(final));
+    await told;
     return "ack";
   }
 
@@ -384,9 +396,9 @@ export class RunActor {
     }
   }
 
-  /** Retries with backoff until recorded, refused, the budget is spent or the worker stops. */
-  async #retryFinish(request: Parameters<StoreClient["finishRun"]>[0]): Promise<FinishResult> {
-    const deadline = Date.now() + this.#deps.finishRetryMs;
+  /** Retries with backoff until recorded, refused, `budgetMs` is spent or the worker stops. */
+  async #retryFinish(request: Parameters<StoreClient["finishRun"]>[0], budgetMs: number): Promise<FinishResult> {
+    const deadline = Date.now() + budgetMs;
     let delay = FINISH_BACKOFF_FIRST_MS;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(delay, deadline - Date.now()))));

@@ -9,8 +9,8 @@ import type { Message } from "@byok/contracts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, listDigest } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
-import { appendRevision, findRunAppendAndRevision } from "./revisions.ts";
-import { moveRunHead } from "./run-rows.ts";
+import { findRunAppendAndRevision, prepareAppend } from "./revisions.ts";
+import { appendMovingRunHead } from "./run-rows.ts";
 import { lockRunConversation, writeRejection } from "./write-guards.ts";
 
 export interface AppendMessagesInput {
@@ -44,13 +44,14 @@ export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promi
     if (refused) return { kind: "rejected", rejection: refused };
     const parent = conversation.headRevisionId === null ? null : head;
     if (parent === undefined) throw new Error(`conversation ${conversation.id} head ${conversation.headRevisionId} not found`);
-    const revision = await appendRevision(tx, { conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
-    // The call's context anchor (the head it was built from) is written with the head move.
+    // The call's context anchor (the head it was built from) is written with the head move,
+    // and the head moves in the statement that appends (one round trip).
     const anchor =
       parent !== null && input.requestInputTokens !== undefined
         ? { revisionId: parent.id, messageCount: parent.messageCount, inputTokens: input.requestInputTokens }
         : undefined;
-    await moveRunHead(tx, conversation.id, input.runId, revision.id, input.providerCallIndex, anchor);
-    return ok({ revisionId: revision.id, repeated: false });
+    const append = prepareAppend({ conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
+    await appendMovingRunHead(tx, append, { conversationId: conversation.id, runId: input.runId, providerCallIndex: input.providerCallIndex, anchor });
+    return ok({ revisionId: append.revision.id, repeated: false });
   });
 }

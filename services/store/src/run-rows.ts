@@ -204,17 +204,50 @@ export async function moveRunHead(
   providerCallIndex: number,
   anchor?: HeadMoveAnchor,
 ): Promise<void> {
-  await preparedQuery(
-    tx,
-    `WITH head AS (UPDATE conversations SET head_revision_id = $2, updated_at = now() WHERE id = $4),
+  const move = headMoveStatement(0);
+  await preparedQuery(tx, `WITH ${move.ctes} ${move.update}`, headMoveParams({ conversationId, runId, headRevisionId, providerCallIndex, anchor }));
+}
+
+/** A head move (moveRunHead), to ride on another statement of the same transaction. */
+export interface HeadMove {
+  readonly conversationId: string;
+  readonly runId: string;
+  readonly headRevisionId: string;
+  readonly providerCallIndex: number;
+  readonly anchor?: HeadMoveAnchor | undefined;
+}
+
+/**
+ * The head move as SQL whose parameters start after `$<offset>`: `ctes` (the
+ * conversation's head, the context anchor) to join a WITH list, and `update`
+ * (the run's head), the statement's main part. Its parameters are headMoveParams.
+ */
+export function headMoveStatement(offset: number): { readonly ctes: string; readonly update: string } {
+  const p = (n: number): string => `$${offset + n}`;
+  return {
+    ctes: `head AS (UPDATE conversations SET head_revision_id = ${p(2)}, updated_at = now() WHERE id = ${p(4)}),
           anchor AS (
             INSERT INTO context_anchors (revision_id, message_count, input_tokens, run_id, provider_call_index)
-            SELECT $5::uuid, $6::integer, $7::bigint, $1, $3 WHERE $5::uuid IS NOT NULL
+            SELECT ${p(5)}::uuid, ${p(6)}::integer, ${p(7)}::bigint, ${p(1)}, ${p(3)} WHERE ${p(5)}::uuid IS NOT NULL
             ON CONFLICT (revision_id) DO NOTHING
-          )
-     UPDATE runs SET head_revision_id = $2, provider_call_index = GREATEST(provider_call_index, $3), updated_at = now() WHERE id = $1`,
-    [runId, headRevisionId, providerCallIndex, conversationId, anchor?.revisionId ?? null, anchor?.messageCount ?? null, anchor?.inputTokens.toString() ?? null],
-  );
+          )`,
+    update: `UPDATE runs SET head_revision_id = ${p(2)}, provider_call_index = GREATEST(provider_call_index, ${p(3)}), updated_at = now() WHERE id = ${p(1)}`,
+  };
+}
+
+export function headMoveParams(move: HeadMove): unknown[] {
+  const { anchor } = move;
+  return [move.runId, move.headRevisionId, move.providerCallIndex, move.conversationId, anchor?.revisionId ?? null, anchor?.messageCount ?? null, anchor?.inputTokens.toString() ?? null];
+}
+
+/**
+ * A run's append (revisions.ts prepareAppend) and its head move onto the new revision, in one
+ * statement: one round trip instead of two. The foreign keys to the new revision are checked at the
+ * statement's end, when its row exists.
+ */
+export async function appendMovingRunHead(tx: Transaction, append: PreparedAppend, move: Omit<HeadMove, "headRevisionId">): Promise<void> {
+  const head = headMoveStatement(append.values.length);
+  await preparedQuery(tx, `WITH ${APPEND_CTES}, ${head.ctes} ${head.update}`, [...append.values, ...headMoveParams({ ...move, headRevisionId: append.revision.id })]);
 }
 
 /** Records the highest model call index the run has used (tool rounds do not move the head). */

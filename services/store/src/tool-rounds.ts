@@ -12,8 +12,8 @@ import { recordContextAnchor } from "./context-anchors.ts";
 import { inTransaction } from "./database.ts";
 import { canonicalMessage, replaceNul } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
-import { appendRevision, findRevision, loadRevisionOwnMessages } from "./revisions.ts";
-import { findRun, recordProviderCallIndex, moveRunHead } from "./run-rows.ts";
+import { findRevision, loadRevisionOwnMessages, prepareAppend } from "./revisions.ts";
+import { appendMovingRunHead, findRun, recordProviderCallIndex } from "./run-rows.ts";
 import { findOpenRound, findRound, findRoundByCallIndex, insertResult, insertRound, roundTip, type ToolRoundRow } from "./tool-round-rows.ts";
 import { lockRunConversation, writeRejection } from "./write-guards.ts";
 
@@ -148,19 +148,21 @@ export function commitToolResult(pool: pg.Pool, input: CommitToolResultInput): P
     const pair = resultPair(round, call, completionSeq === 1, replaceNul(input.content), input.isError).map(canonicalMessage);
     const parent = tip === null ? null : await findRevision(tx, tip);
     if (parent === undefined) throw new Error(`tool round ${round.id} tip revision ${tip} not found`);
-    const revision = await appendRevision(tx, {
+    // The head moves in the statement that appends (one round trip).
+    const append = prepareAppend({
       conversationId: conversation.id,
       parent,
       messages: pair,
       run: { runId: input.runId, appendKey: JSON.stringify(["result", input.roundId, input.callId]) },
     });
+    await appendMovingRunHead(tx, append, { conversationId: conversation.id, runId: input.runId, providerCallIndex: round.providerCallIndex });
+    const revision = append.revision;
     const settles = completionSeq === round.calls.length;
     const roundVersion = await insertResult(
       tx,
       { runId: input.runId, roundId: round.id, callId: call.callId, completionSeq, content: replaceNul(input.content), isError: input.isError, revisionId: revision.id },
       settles,
     );
-    await moveRunHead(tx, conversation.id, input.runId, revision.id, round.providerCallIndex);
     return ok({ revisionId: revision.id, duplicate: false, roundSettled: settles, completionSeq, roundVersion, appended: pair.map((m) => m.message), beginCount: run.beginCount });
   });
 }

@@ -59,6 +59,7 @@ export class EventUpdates {
       case "toolCallArgsDelta":
       case "usage":
       case "compactionStarted":
+      case "responseComplete":
       case undefined:
         return;
       default: {

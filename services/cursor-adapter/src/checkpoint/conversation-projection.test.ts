@@ -180,6 +180,62 @@ describe("conversation projection", () => {
     expect(repeat?.message.value).toEqual(settled);
   });
 
+  it("a response prepared before its commit: its blobs are SET at once, and the commit sends nothing new and only waits for their ACKs", async () => {
+    const prepared = kvTestClient();
+    const { projection, newRoots } = setup(prepared);
+    prepared.ackAllSets();
+    await projection.initialBlobsAcked();
+    const rootsBeforePrepare = newRoots.length;
+    if (assistant.body.case !== "assistant") throw new Error("fixture");
+    projection.prepareResponse(assistant.body.value, [42]);
+    const early = prepared.openRequests();
+    expect(early).toHaveLength(4); // thinking step, assistant step, turn, assistant root
+    expect(newRoots.length - rootsBeforePrepare).toBe(1); // the root is saved in the store once
+
+    const commit = { appended: [assistant], turnUsage: undefined, contextTokens: 1240n, thinkingDurationsMs: [42] };
+    const framesPromise = projection.finalAnswerFrames(commit);
+    expect(await settles(framesPromise)).toBe(false);
+    expect(prepared.openRequests().map((r) => r.id)).toEqual(early.map((r) => r.id));
+    expect(prepared.ackAllSets()).toBe(4);
+    const frames = await framesPromise;
+    expect(newRoots.length - rootsBeforePrepare).toBe(1);
+
+    // The same frames and blobs as a commit that was not prepared.
+    const plain = kvTestClient();
+    const other = setup(plain).projection;
+    plain.ackAllSets();
+    await other.initialBlobsAcked();
+    const plainFrames = other.finalAnswerFrames(commit);
+    await settles(plainFrames);
+    plain.ackAllSets();
+    expect((await plainFrames).map((f) => toBinary(agent.AgentServerMessageSchema, f))).toEqual(frames.map((f) => toBinary(agent.AgentServerMessageSchema, f)));
+    expect([...setBlobs(plain).keys()].sort()).toEqual([...setBlobs(prepared).keys()].sort());
+  });
+
+  it("a tool-use response prepared early: its steps and turn blob, not a root (the staged checkpoint keeps the roots)", async () => {
+    const client = kvTestClient();
+    const { projection, newRoots } = setup(client);
+    client.ackAllSets();
+    await projection.initialBlobsAcked();
+    const rootsBefore = newRoots.length;
+    projection.prepareResponse(
+      create(MessageSchema, {
+        body: {
+          case: "assistant",
+          value: {
+            content: [
+              { part: { case: "text", value: { text: "Reading it." } } },
+              { part: { case: "toolCall", value: { callId: "call_1", name: "Read", argumentsJson: "{}" } } },
+            ],
+          },
+        },
+      }).body.value as never,
+      [],
+    );
+    expect(client.openRequests()).toHaveLength(2); // assistant step, turn
+    expect(newRoots.length).toBe(rootsBefore);
+  });
+
   it("keeps the client's token count when the provider reported no context size", async () => {
     const client = kvTestClient();
     const { projection } = setup(client);

@@ -20,7 +20,7 @@
  *   gateway wrote), so the next turn's import finds the compacted revision.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
-import type { AssistantMessage, Message, Usage } from "@byok/contracts";
+import { MessageSchema, type AssistantMessage, type Message, type Usage } from "@byok/contracts";
 import { agent, tools } from "@byok/cursor-protocol";
 import { rootBytesOf, rootJsonOf, systemRootJson } from "../root-codec/root-json.ts";
 import { turnEndedMessage } from "../interaction/turn-ended.ts";
@@ -103,6 +103,8 @@ export class ConversationProjection {
   #usedTokens: number | undefined;
   #lastSettled: agent.ConversationStateStructure | undefined;
   #rootsSaved: Promise<void>[] = [];
+  /** The store save of every root this run put, by blob key (a root prepared early is saved once). */
+  readonly #rootSaves = new Map<string, Promise<void>>();
   #initialAcked: Promise<void> | undefined;
   #readPaths: readonly string[];
   #todoIds: readonly Uint8Array[];
@@ -147,6 +149,21 @@ export class ConversationProjection {
 
   get settledRoots(): readonly Uint8Array[] {
     return this.#settledRoots;
+  }
+
+  /**
+   * A model call's response, before the owner commits it (ClientEvent
+   * response_complete): SETs the blobs its commit will reference (the turn's
+   * new steps and turn blob; for a final answer also its root, saved in the
+   * store too), so the client's ACKs come while the store appends. Nothing
+   * else changes: the commit builds the same bytes, finds them sent and only
+   * waits for their ACKs (a commit that differs SETs what it lacks, as
+   * without this). A response never committed leaves blobs no checkpoint names.
+   */
+  prepareResponse(assistant: AssistantMessage, thinkingDurationsMs: readonly number[]): void {
+    const steps = this.#stepIds(stepBlobsOf(assistant, thinkingDurationsMs));
+    if (steps.length > 0) this.#turnBlob([...this.#turnSteps, ...steps]);
+    if (!assistant.content.some((p) => p.part.case === "toolCall")) this.#sendRoot(rootBytesOf(create(MessageSchema, { body: { case: "assistant", value: assistant } })));
   }
 
   /**
@@ -244,20 +261,45 @@ export class ConversationProjection {
 
   /** Adds steps to the run's turn (when it has one); returns the new step blobs and the new turn blob. */
   #addSteps(stepBytes: readonly Uint8Array[]): Uint8Array[] {
-    if (this.#userMessageId === undefined || stepBytes.length === 0) return [];
-    const steps = stepBytes.map((bytes) => this.#blobs.put(bytes));
+    const steps = this.#stepIds(stepBytes);
+    if (steps.length === 0) return [];
     this.#turnSteps = [...this.#turnSteps, ...steps];
-    this.#turnId = this.#blobs.put(turnBlob(this.#userMessageId, this.#turnSteps, this.#setup.turn?.requestId ?? ""));
+    this.#turnId = this.#turnBlob(this.#turnSteps);
     return [...steps, this.#turnId];
+  }
+
+  /** The step blobs put (SET unless sent before); none when the run has no turn. */
+  #stepIds(stepBytes: readonly Uint8Array[]): Uint8Array[] {
+    if (this.#userMessageId === undefined) return [];
+    return stepBytes.map((bytes) => this.#blobs.put(bytes));
+  }
+
+  /** The turn blob with these steps, put. */
+  #turnBlob(stepIds: readonly Uint8Array[]): Uint8Array {
+    if (this.#userMessageId === undefined) throw new Error("a turn blob without the turn's user message");
+    return this.#blobs.put(turnBlob(this.#userMessageId, stepIds, this.#setup.turn?.requestId ?? ""));
   }
 
   #noteContext(contextTokens: bigint | undefined): void {
     if (contextTokens !== undefined) this.#usedTokens = Number(contextTokens);
   }
 
+  /** A root of the next checkpoint: SET (once) and saved in the store (once); that checkpoint waits for the save. */
   #putRoot(bytes: Uint8Array): Uint8Array {
-    this.#rootsSaved.push(this.#setup.onNewRoot(bytes));
-    return this.#blobs.put(bytes);
+    const { id, saved } = this.#sendRoot(bytes);
+    this.#rootsSaved.push(saved);
+    return id;
+  }
+
+  #sendRoot(bytes: Uint8Array): { id: Uint8Array; saved: Promise<void> } {
+    const id = this.#blobs.put(bytes);
+    const key = blobKey(id);
+    let saved = this.#rootSaves.get(key);
+    if (saved === undefined) {
+      saved = this.#setup.onNewRoot(bytes);
+      this.#rootSaves.set(key, saved);
+    }
+    return { id, saved };
   }
 
   async #takeSavedRoots(): Promise<void> {

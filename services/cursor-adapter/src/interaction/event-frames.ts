@@ -93,6 +93,9 @@ export class EventFrames {
         this.closeOpenBlocks();
         this.#send({ case: "summaryStarted", value: create(agent.SummaryStartedUpdateSchema) });
         return;
+      case "responseComplete":
+        // Not UI: the session prepares the commit's blobs with it (ConversationProjection.prepareResponse).
+        return;
       case undefined:
         return;
       default: {

@@ -68,6 +68,8 @@ class CursorRunSession implements RunSession {
   readonly #wire: ExecWire;
   readonly #lifecycle: RunLifecycle;
   #plan: RunPlan | undefined;
+  /** Set once the run is prepared (client events only come after its publish). */
+  #projection: ConversationProjection | undefined;
 
   constructor(services: SessionServices, context: RunOpenContext, runId: RunId) {
     this.#services = services;
@@ -142,6 +144,12 @@ class CursorRunSession implements RunSession {
     this.#cancel("client disconnected");
   }
 
+  #onClientEvent(event: ClientEvent): void {
+    this.#frames.accept(event);
+    // The response before its commit: its blobs go to the client now, their ACKs overlap the store's append.
+    if (event.event.case === "responseComplete" && !this.#ended()) this.#projection?.prepareResponse(event.event.value, this.#frames.thinkingDurations());
+  }
+
   /** A method, not a narrowed field read: the phase changes while preparation awaits. */
   #ended(): boolean {
     return this.#lifecycle.ended();
@@ -162,7 +170,7 @@ class CursorRunSession implements RunSession {
     const { runRequest, stream } = this.#context;
     // The run's subscriptions open while it is prepared (nothing arrives on them before the publish).
     const handlers: RunHandlers = {
-      onClientEvent: (event: ClientEvent) => this.#frames.accept(event),
+      onClientEvent: (event: ClientEvent) => this.#onClientEvent(event),
       onStateEvent: (event) => this.#stateHandler?.handle(event) ?? Promise.resolve({ ok: false, error: "the run is not prepared yet" }),
     };
     this.#lifecycle.subscribeEarly(handlers);
@@ -203,6 +211,7 @@ class CursorRunSession implements RunSession {
       turn: plan.userMessage ? { userMessage: plan.userMessage, requestId: this.#runId } : undefined,
       onNewRoot: (bytes) => rootSaves.add(bytes),
     });
+    this.#projection = projection;
     projection.appendInitialMessages(plan.newRootMessages);
     // The client's ACKs for these blobs gate the first checkpoint, not the model call.
     projection.initialBlobsAcked().catch((error: unknown) => this.#fail(error));

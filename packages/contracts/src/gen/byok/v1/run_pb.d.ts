@@ -374,6 +374,18 @@ export declare type ClientEvent = Message<"byok.v1.ClientEvent"> & {
      */
     value: CompactionStarted;
     case: "compactionStarted";
+  } | {
+    /**
+     * The model call's whole response as the owner assembled it, sent when the
+     * call completed and before the owner commits it (nothing is durable yet).
+     * A client may prepare what the commit will need (the Cursor adapter SETs
+     * the blobs its checkpoint will reference while the store appends); the
+     * commit that follows, if any, carries the same message.
+     *
+     * @generated from field: byok.v1.AssistantMessage response_complete = 14;
+     */
+    value: AssistantMessage;
+    case: "responseComplete";
   } | { case: undefined; value?: undefined };
 };
 
