@@ -14,6 +14,8 @@ export interface ClientHistory {
   historyRoots: Uint8Array[];
   /** Canonical history, oldest first. */
   messages: Message[];
+  /** The first root of the whole list is a system root (left out). */
+  leadingSystemRoot: boolean;
 }
 
 export class HistoryImportError extends Error {
@@ -34,6 +36,7 @@ export function readClientHistory(
 ): ClientHistory {
   const historyRoots: Uint8Array[] = [];
   const messages: Message[] = [];
+  let leadingSystemRoot = false;
   roots.forEach((root, offset) => {
     const index = firstIndex + offset;
     const bytes = root.length === BLOB_ID_BYTES ? blobs.get(blobKey(root)) : root;
@@ -47,7 +50,10 @@ export function readClientHistory(
     }
     switch (imported.kind) {
       case "system":
-        if (index === 0) return;
+        if (index === 0) {
+          leadingSystemRoot = true;
+          return;
+        }
         // A system message inside the history: keep it as injected context.
         historyRoots.push(root);
         messages.push(systemAsContext(imported.text));
@@ -66,7 +72,19 @@ export function readClientHistory(
       }
     }
   });
-  return { historyRoots, messages };
+  return { historyRoots, messages, leadingSystemRoot };
+}
+
+/** Whether `root` (an id whose bytes are in `blobs`, or inline JSON) is a system root; false when it cannot be read. */
+export function isSystemRoot(root: Uint8Array, blobs: ReadonlyMap<string, Uint8Array>): boolean {
+  const bytes = root.length === BLOB_ID_BYTES ? blobs.get(blobKey(root)) : root;
+  if (bytes === undefined) return false;
+  try {
+    return importRootBytes(bytes).kind === "system";
+  } catch (error) {
+    if (error instanceof RootParseError) return false;
+    throw error;
+  }
 }
 
 function systemAsContext(text: string): Message {
