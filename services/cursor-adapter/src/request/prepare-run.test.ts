@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { parseMemberId, parseRunId, type Message } from "@byok/contracts";
+import { parseMemberId, parseRunId } from "@byok/contracts";
 import { agent } from "@byok/cursor-protocol";
 import { parseGatewayConfig, silentLogger } from "@byok/platform";
 import { blobIdOf, blobKey } from "../checkpoint/blob-id.ts";
@@ -71,7 +71,7 @@ class World {
         log,
       },
       store: {
-        importHistory: async (request: { messages: readonly Message[]; baseRevisionId?: string }) => {
+        importHistory: async (request: { messages: readonly unknown[]; baseRevisionId?: string }) => {
           this.imports.push({ messages: request.messages.length, baseRevisionId: request.baseRevisionId });
           return `rev-${this.imports.length}`;
         },

@@ -37,7 +37,7 @@ import { parsePendingToolCallsJson, type PendingToolCalls } from "../tools/pendi
 import { subagentModelOf, type SubagentSetup } from "../tools/subagent-setup.ts";
 import type { WebTools } from "../tools/web-tools.ts";
 import { completionTurn, type CompletionTurn } from "./background-completion.ts";
-import { isSystemRoot, rootBlobIds, type ClientHistory } from "./client-history.ts";
+import { isSystemRoot, parseRootInto, rootBlobIds, type ClientHistory, type ParsedRoots } from "./client-history.ts";
 import { inlineHistoryReader, type HistoryReader } from "./history-reader.ts";
 import { selectModel } from "./model-selection.ts";
 import { executePlanTurn, startPlanTurn } from "./plan-actions.ts";
@@ -268,16 +268,22 @@ async function importClientHistory(
   const skip = remembered === undefined ? 0 : remembered.firstRoot + remembered.rootCount;
   const newRoots = roots.slice(skip);
   const lead = remembered?.leadToCheck;
+  // Roots from the client are parsed as they arrive, between the KV answers.
+  const rootKeys = new Set(rootBlobIds(newRoots).map(blobKey));
+  const parsed: ParsedRoots = new Map();
   const { blobs, saved } = await fetchBlobs(
     [...rootBlobIds(lead === undefined ? [] : [lead]), ...rootBlobIds(newRoots), ...extraBlobIds, ...state.todos],
     input.blobSources,
+    (key, bytes) => {
+      if (rootKeys.has(key)) parseRootInto(parsed, key, bytes);
+    },
   );
   if (lead !== undefined && !isSystemRoot(lead, blobs)) {
     // Not a system root: it is history in front of the remembered roots.
     await saved;
     return importClientHistory(input, state, conversationId, folded, extraBlobIds, false);
   }
-  const read = await (input.histories ?? inlineHistoryReader).read({ roots: newRoots, blobs, firstIndex: skip });
+  const read = await (input.histories ?? inlineHistoryReader).read({ roots: newRoots, blobs, firstIndex: skip, parsed });
   for (const { index, reason } of read.ignored) input.log.warn({ root: index, reason }, "history root not imported");
   const fresh = read.history;
   const messages = [...fresh.messages, ...folded];
