@@ -49,7 +49,8 @@ export interface FetchedBlobs {
   saved: Promise<void>;
 }
 
-export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSources): Promise<FetchedBlobs> {
+/** `onClientBlob`: told each blob a KV GET brought, by hex id, as it arrives (the others are still in flight). */
+export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSources, onClientBlob?: (key: string, bytes: Uint8Array) => void): Promise<FetchedBlobs> {
   const found = new Map<string, Uint8Array>();
   const wanted = new Map<string, Uint8Array>();
   for (const id of ids) wanted.set(blobKey(id), id);
@@ -74,7 +75,15 @@ export async function fetchBlobs(ids: readonly Uint8Array[], sources: BlobSource
   const askClient = missing.filter((id) => !found.has(blobKey(id)));
   if (askClient.length > 0) sources.log.debug({ blobs: askClient.length }, "asking the client for blobs");
   const limit = pLimit(KV_GETS_IN_FLIGHT);
-  const fetched = await Promise.all(askClient.map((id) => limit(() => sources.kv.get(id))));
+  const fetched = await Promise.all(
+    askClient.map((id) =>
+      limit(async () => {
+        const bytes = await sources.kv.get(id);
+        onClientBlob?.(blobKey(id), bytes);
+        return bytes;
+      }),
+    ),
+  );
   askClient.forEach((id, i) => {
     const bytes = fetched[i]!;
     found.set(blobKey(id), bytes);

@@ -6,7 +6,7 @@
 import { create } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
-import { importRootBytes, RootParseError } from "../root-codec/root-import.ts";
+import { importRootBytes, RootParseError, type RootImport } from "../root-codec/root-import.ts";
 import { BLOB_ID_BYTES, blobKey } from "../checkpoint/blob-id.ts";
 
 export interface ClientHistory {
@@ -14,6 +14,8 @@ export interface ClientHistory {
   historyRoots: Uint8Array[];
   /** Canonical history, oldest first. */
   messages: Message[];
+  /** The first root of the whole list is a system root (left out). */
+  leadingSystemRoot: boolean;
 }
 
 export class HistoryImportError extends Error {
@@ -25,29 +27,60 @@ export function rootBlobIds(roots: readonly Uint8Array[]): Uint8Array[] {
   return roots.filter((root) => root.length === BLOB_ID_BYTES);
 }
 
-/** `firstIndex`: the index of `roots[0]` in the whole list (> 0 when only the roots after a remembered prefix are read). */
+/**
+ * Roots already parsed, by hex blob id: the roots fetched from the client are
+ * parsed as each KV answer arrives (a few tens of microseconds each, between
+ * the answers), so a long history fetched that way needs no reading pass of
+ * its own afterwards. A root that does not parse keeps its error.
+ */
+export type ParsedRoots = Map<string, RootImport | RootParseError>;
+
+/** Parses root bytes into `parsed` under `key` (once). */
+export function parseRootInto(parsed: ParsedRoots, key: string, bytes: Uint8Array): void {
+  if (parsed.has(key)) return;
+  try {
+    parsed.set(key, importRootBytes(bytes));
+  } catch (error) {
+    if (!(error instanceof RootParseError)) throw error;
+    parsed.set(key, error);
+  }
+}
+
+/**
+ * `firstIndex`: the index of `roots[0]` in the whole list (> 0 when only the roots after a remembered prefix are read).
+ * `parsed`: roots parsed before (the others are parsed here).
+ */
 export function readClientHistory(
   roots: readonly Uint8Array[],
   blobs: ReadonlyMap<string, Uint8Array>,
   onIgnored: (index: number, reason: string) => void,
   firstIndex = 0,
+  parsed?: ReadonlyMap<string, RootImport | RootParseError>,
 ): ClientHistory {
   const historyRoots: Uint8Array[] = [];
   const messages: Message[] = [];
+  let leadingSystemRoot = false;
   roots.forEach((root, offset) => {
     const index = firstIndex + offset;
-    const bytes = root.length === BLOB_ID_BYTES ? blobs.get(blobKey(root)) : root;
-    if (bytes === undefined) throw new HistoryImportError(`root ${index} (${blobKey(root)}) could not be fetched`);
-    let imported;
-    try {
-      imported = importRootBytes(bytes);
-    } catch (error) {
-      if (error instanceof RootParseError) throw new HistoryImportError(`root ${index}: ${error.message}`, { cause: error });
-      throw error;
+    const key = root.length === BLOB_ID_BYTES ? blobKey(root) : undefined;
+    let imported = key === undefined ? undefined : parsed?.get(key);
+    if (imported === undefined) {
+      const bytes = key === undefined ? root : blobs.get(key);
+      if (bytes === undefined) throw new HistoryImportError(`root ${index} (${key}) could not be fetched`);
+      try {
+        imported = importRootBytes(bytes);
+      } catch (error) {
+        if (error instanceof RootParseError) throw new HistoryImportError(`root ${index}: ${error.message}`, { cause: error });
+        throw error;
+      }
     }
+    if (imported instanceof RootParseError) throw new HistoryImportError(`root ${index}: ${imported.message}`, { cause: imported });
     switch (imported.kind) {
       case "system":
-        if (index === 0) return;
+        if (index === 0) {
+          leadingSystemRoot = true;
+          return;
+        }
         // A system message inside the history: keep it as injected context.
         historyRoots.push(root);
         messages.push(systemAsContext(imported.text));
@@ -66,7 +99,19 @@ export function readClientHistory(
       }
     }
   });
-  return { historyRoots, messages };
+  return { historyRoots, messages, leadingSystemRoot };
+}
+
+/** Whether `root` (an id whose bytes are in `blobs`, or inline JSON) is a system root; false when it cannot be read. */
+export function isSystemRoot(root: Uint8Array, blobs: ReadonlyMap<string, Uint8Array>): boolean {
+  const bytes = root.length === BLOB_ID_BYTES ? blobs.get(blobKey(root)) : root;
+  if (bytes === undefined) return false;
+  try {
+    return importRootBytes(bytes).kind === "system";
+  } catch (error) {
+    if (error instanceof RootParseError) return false;
+    throw error;
+  }
 }
 
 function systemAsContext(text: string): Message {

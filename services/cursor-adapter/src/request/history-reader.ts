@@ -4,10 +4,12 @@
  * history is thousands of JSON roots: parsing them takes tens of
  * milliseconds, which would stall every other stream of the process, so
  * from POOL_MIN_ROOTS roots on the pool does it; shorter ones stay here,
- * where they cost less than handing them over.
+ * where they cost less than handing them over. Roots parsed already (as they
+ * came from the client, ParsedRoots) do not count: what is left of such a
+ * read is putting messages in order.
  */
-import { blobKey } from "../checkpoint/blob-id.ts";
-import { HistoryImportError, readClientHistory, rootBlobIds, type ClientHistory } from "./client-history.ts";
+import { BLOB_ID_BYTES, blobKey } from "../checkpoint/blob-id.ts";
+import { HistoryImportError, readClientHistory, rootBlobIds, type ClientHistory, type ParsedRoots } from "./client-history.ts";
 
 export interface ReadHistoryTask {
   readonly roots: readonly Uint8Array[];
@@ -15,6 +17,8 @@ export interface ReadHistoryTask {
   readonly blobs: ReadonlyMap<string, Uint8Array>;
   /** Index of roots[0] in the whole list. */
   readonly firstIndex: number;
+  /** Roots parsed before, by hex id (never handed to the pool). */
+  readonly parsed?: ParsedRoots;
 }
 
 export type ReadHistoryResult =
@@ -34,7 +38,7 @@ export const POOL_MIN_ROOTS = 64;
 export function readHistoryTask(task: ReadHistoryTask): ReadHistoryResult {
   const ignored: Array<{ index: number; reason: string }> = [];
   try {
-    const history = readClientHistory(task.roots, task.blobs, (index, reason) => ignored.push({ index, reason }), task.firstIndex);
+    const history = readClientHistory(task.roots, task.blobs, (index, reason) => ignored.push({ index, reason }), task.firstIndex, task.parsed);
     return { kind: "read", history, ignored };
   } catch (error) {
     if (error instanceof HistoryImportError) return { kind: "refused", message: error.message };
@@ -55,7 +59,7 @@ export const inlineHistoryReader: HistoryReader = {
 export function pooledHistoryReader(run: (task: ReadHistoryTask) => Promise<ReadHistoryResult>): HistoryReader {
   return {
     async read(task) {
-      if (task.roots.length < POOL_MIN_ROOTS) return settle(readHistoryTask(task));
+      if (unparsedCount(task) < POOL_MIN_ROOTS) return settle(readHistoryTask(task));
       // Only the roots' own blobs cross to the worker thread.
       const blobs = new Map<string, Uint8Array>();
       for (const id of rootBlobIds(task.roots)) {
@@ -66,4 +70,13 @@ export function pooledHistoryReader(run: (task: ReadHistoryTask) => Promise<Read
       return settle(await run({ roots: task.roots, blobs, firstIndex: task.firstIndex }));
     },
   };
+}
+
+/** Roots of the task that are not parsed yet. */
+function unparsedCount(task: ReadHistoryTask): number {
+  const parsed = task.parsed;
+  if (parsed === undefined || parsed.size === 0) return task.roots.length;
+  let count = 0;
+  for (const root of task.roots) if (root.length !== BLOB_ID_BYTES || !parsed.has(blobKey(root))) count += 1;
+  return count;
 }

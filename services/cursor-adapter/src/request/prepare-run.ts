@@ -37,7 +37,7 @@ import { parsePendingToolCallsJson, type PendingToolCalls } from "../tools/pendi
 import { subagentModelOf, type SubagentSetup } from "../tools/subagent-setup.ts";
 import type { WebTools } from "../tools/web-tools.ts";
 import { completionTurn, type CompletionTurn } from "./background-completion.ts";
-import { rootBlobIds, type ClientHistory } from "./client-history.ts";
+import { isSystemRoot, parseRootInto, rootBlobIds, type ClientHistory, type ParsedRoots } from "./client-history.ts";
 import { inlineHistoryReader, type HistoryReader } from "./history-reader.ts";
 import { selectModel } from "./model-selection.ts";
 import { executePlanTurn, startPlanTurn } from "./plan-actions.ts";
@@ -254,9 +254,10 @@ interface ImportedClientHistory {
 
 /**
  * The client's history (plus `folded`) as a store revision. When this process
- * imported a prefix of the same roots before (HistoryMemory), only the roots
- * after it are fetched, parsed and imported on top of that revision; a base
- * the store no longer has (retention) falls back to the whole history.
+ * imported the same roots before (HistoryMemory), only the roots after them
+ * are fetched, parsed and imported on top of that revision, also behind
+ * another leading system root than remembered (checked to be one); a base the
+ * store no longer has (retention) falls back to the whole history.
  */
 async function importClientHistory(
   input: PrepareInput,
@@ -264,14 +265,30 @@ async function importClientHistory(
   conversationId: ConversationId,
   folded: readonly Message[],
   extraBlobIds: readonly Uint8Array[],
+  recall = true,
 ): Promise<ImportedClientHistory> {
   const roots = state.rootPromptMessagesJson;
   const memory = input.history;
-  const remembered = memory?.recall(conversationId, input.memberId, roots);
-  const skip = remembered?.rootCount ?? 0;
+  const remembered = recall ? memory?.recall(conversationId, input.memberId, roots) : undefined;
+  const skip = remembered === undefined ? 0 : remembered.firstRoot + remembered.rootCount;
   const newRoots = roots.slice(skip);
-  const { blobs, saved } = await fetchBlobs([...rootBlobIds(newRoots), ...extraBlobIds, ...state.todos], input.blobSources);
-  const read = await (input.histories ?? inlineHistoryReader).read({ roots: newRoots, blobs, firstIndex: skip });
+  const lead = remembered?.leadToCheck;
+  // Roots from the client are parsed as they arrive, between the KV answers.
+  const rootKeys = new Set(rootBlobIds(newRoots).map(blobKey));
+  const parsed: ParsedRoots = new Map();
+  const { blobs, saved } = await fetchBlobs(
+    [...rootBlobIds(lead === undefined ? [] : [lead]), ...rootBlobIds(newRoots), ...extraBlobIds, ...state.todos],
+    input.blobSources,
+    (key, bytes) => {
+      if (rootKeys.has(key)) parseRootInto(parsed, key, bytes);
+    },
+  );
+  if (lead !== undefined && !isSystemRoot(lead, blobs)) {
+    // Not a system root: it is history in front of the remembered roots.
+    await saved;
+    return importClientHistory(input, state, conversationId, folded, extraBlobIds, false);
+  }
+  const read = await (input.histories ?? inlineHistoryReader).read({ roots: newRoots, blobs, firstIndex: skip, parsed });
   for (const { index, reason } of read.ignored) input.log.warn({ root: index, reason }, "history root not imported");
   const fresh = read.history;
   const messages = [...fresh.messages, ...folded];
@@ -296,11 +313,20 @@ async function importClientHistory(
   }
   // The client's blobs went to the store while the history was read and imported.
   await saved;
-  const history: ClientHistory = { historyRoots: [...(remembered?.historyRoots ?? []), ...fresh.historyRoots], messages: fresh.messages };
+  const history: ClientHistory = {
+    historyRoots: [...(remembered?.historyRoots ?? []), ...fresh.historyRoots],
+    messages: fresh.messages,
+    leadingSystemRoot: remembered === undefined ? fresh.leadingSystemRoot : remembered.firstRoot === 1,
+  };
   const contextText = latestContextText(messages) ?? remembered?.contextText;
   // A folded answer is not one of the roots: the revision with it is not the roots' revision.
   if (memory !== undefined && folded.length === 0) {
-    memory.remember(conversationId, input.memberId, roots, { revisionId: baseRevisionId, historyRoots: history.historyRoots, contextText });
+    memory.remember(conversationId, input.memberId, roots, {
+      revisionId: baseRevisionId,
+      historyRoots: history.historyRoots,
+      contextText,
+      leadingSystemRoot: history.leadingSystemRoot,
+    });
   }
   return { history, blobs, baseRevisionId, contextText, ownershipChecked };
 }
