@@ -81,9 +81,38 @@ export function createPool(databaseUrl: string, maxConnections: number, log: Log
   return pool;
 }
 
+/** A client taken from the pool for several statements; `release` gives it back (destroyed when broken or lost). */
+export interface CheckedOut {
+  readonly client: pg.PoolClient;
+  release(broken?: boolean): void;
+}
+
+/**
+ * Takes a client for several statements. A connection lost while the client
+ * is out (a database restart) surfaces in the statement that meets it, but pg
+ * also emits it as the client's 'error' event, which the pool only listens to
+ * while the client is idle: unheard, it would crash the process. It is heard
+ * here, and the lost client is destroyed instead of going back to the pool.
+ */
+export async function checkOut(pool: pg.Pool): Promise<CheckedOut> {
+  const client = await pool.connect();
+  let lost = false;
+  const onError = (): void => {
+    lost = true;
+  };
+  client.on("error", onError);
+  return {
+    client,
+    release(broken = false) {
+      client.removeListener("error", onError);
+      client.release(broken || lost);
+    },
+  };
+}
+
 /** Applies pending migrations (numbered .sql files); a landed file that changed fails the start. */
 export async function runMigrations(pool: pg.Pool, log: Logger): Promise<void> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   try {
     const applied = await migrate({ client }, MIGRATIONS_DIR, { logger: (msg) => log.debug({ migrations: msg }) });
     if (applied.length > 0) log.info({ applied: applied.map((m) => m.fileName) }, "database migrations applied");
@@ -91,7 +120,7 @@ export async function runMigrations(pool: pg.Pool, log: Logger): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     throw new DatabaseFailure("migration", `database migration failed: ${message}`, undefined, { cause: error });
   } finally {
-    client.release();
+    release();
   }
 }
 
@@ -112,7 +141,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (tx: Transaction) =>
 }
 
 async function attemptTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<Outcome<T>>): Promise<Outcome<T>> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   let broken = false;
   try {
     await client.query("BEGIN");
@@ -127,7 +156,7 @@ async function attemptTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => P
     }
     throw error;
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }
 

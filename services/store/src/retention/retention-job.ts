@@ -7,7 +7,7 @@
 import type pg from "pg";
 import type { Logger } from "@byok/platform";
 import type { Clock, Timer } from "@byok/platform/clock";
-import { toDatabaseFailure } from "../database.ts";
+import { checkOut, toDatabaseFailure } from "../database.ts";
 import { purgeExpiredContent, type PurgeCounts } from "./content-purge.ts";
 
 /** pg_try_advisory_lock key of the retention pass ("byok-ret"). */
@@ -37,7 +37,7 @@ export function startRetentionJob(options: RetentionJobOptions): RetentionJob {
   let stopped = false;
 
   async function pass(): Promise<PurgeCounts | undefined> {
-    const client = await pool.connect();
+    const { client, release } = await checkOut(pool);
     try {
       const lock = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [LOCK_KEY.toString()]);
       if (lock.rows[0]?.locked !== true) return undefined;
@@ -47,7 +47,7 @@ export function startRetentionJob(options: RetentionJobOptions): RetentionJob {
         await client.query("SELECT pg_advisory_unlock($1)", [LOCK_KEY.toString()]);
       }
     } finally {
-      client.release();
+      release();
     }
   }
 
