@@ -13,6 +13,7 @@ import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { chatMessages, textOf } from "@byok/test-support/chat-requests";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import { waitFor } from "@byok/test-support/infra";
 
 const TEXT_FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
 const DAY_MS = 86_400_000;
@@ -50,7 +51,11 @@ describe("retention: a purged conversation goes on from the client's checkpoint"
     ahead = 0;
     expect(await messagesOf()).toBe(0);
     expect(await gw.sql("SELECT id FROM revisions WHERE conversation_id = $1", [chat.id])).toEqual([]);
-    const ledgerRows = await gw.sql<{ run_id: string }>("SELECT run_id FROM ledger");
+    // Ledger rows are written after the call, batched (a few ms later): wait for them.
+    const ledgerRows = await waitFor(async () => {
+      const rows = await gw.sql<{ run_id: string }>("SELECT run_id FROM ledger");
+      return rows.length > 0 && rows;
+    }, "the first run in the ledger");
     expect(ledgerRows.map((r) => r.run_id)).toEqual([first.requestId]);
 
     // The next turn: the client still has its checkpoint; the gateway imports it afresh and the model sees all of it.
@@ -66,6 +71,7 @@ describe("retention: a purged conversation goes on from the client's checkpoint"
     expect(await messagesOf()).toBeGreaterThan(0);
 
     // Ledger and audit kept everything: both runs, and the purge (without content).
+    await waitFor(async () => (await gw.sql("SELECT run_id FROM ledger")).length === 2, "both runs in the ledger");
     expect((await gw.sql("SELECT run_id FROM ledger")).length).toBe(2);
     const audit = (await gw.store("listAudit", { limit: 100 })).entries.map((e) => e.action).reverse();
     expect(audit.filter((a) => a === "run.started")).toHaveLength(2);
