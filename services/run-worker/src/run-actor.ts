@@ -81,6 +81,8 @@ type FinishResult =
   | { readonly kind: "recorded"; readonly run: RunRecord }
   /** The store stayed unavailable for the whole retry budget. */
   | { readonly kind: "unavailable"; readonly error: StoreFailure }
+  /** A later delivery began the run since this owner's begin (NOT_ACTIVE). */
+  | { readonly kind: "superseded"; readonly error: StoreFailure }
   | { readonly kind: "refused"; readonly error: StoreFailure };
 
 export class RunActor {
@@ -89,6 +91,8 @@ export class RunActor {
   readonly #abort = new AbortController();
   #stopReason: RunStopReason | undefined;
   #log: Logger;
+  /** This owner's begin (run.begin's count), sent with run.finish; 0 before run.begin answered. */
+  #beginCount = 0;
 
   constructor(deps: RunActorDeps, msg: JsMsg) {
     this.#deps = deps;
@@ -206,6 +210,7 @@ export class RunActor {
       return "ack";
     }
     this.#log = this.#log.child({ begin_count: record.beginCount });
+    this.#beginCount = record.beginCount;
 
     if (record.status !== RunStatus.RUNNING) {
       this.#log.info({ status: RunStatus[record.status] }, "run already ended; reporting its terminal again");
@@ -343,6 +348,7 @@ export class RunActor {
       failureKind: outcome.kind === "failed" ? outcome.failure.kind : FailureKind.UNSPECIFIED,
       failureMessage: outcome.kind === "failed" ? outcome.failure.message : outcome.kind === "cancelled" ? outcome.reason : "",
       ...(reported === undefined ? {} : { usage: reported }),
+      beginCount: this.#beginCount,
     };
     // run.finish is sent first: it reaches the store before the client can start its next turn.
     const finishing = this.#finishOnce(request);
@@ -373,6 +379,11 @@ export class RunActor {
         this.#log.error({ err: result.error }, "run.finish failed on the final delivery");
         if (outcome.kind === "completed") final = failed(FailureKind.STORE, result.error.message);
         break;
+      case "superseded":
+        // A later delivery began the run meanwhile: it owns the run's end and its report.
+        this.#log.warn({ err: result.error }, "a later delivery of this run owns it now; not finishing it");
+        await told;
+        return "leave";
       case "refused":
         this.#log.error({ err: result.error }, "run.finish failed");
         if (outcome.kind === "completed") final = failed(FailureKind.STORE, result.error.message);
@@ -392,7 +403,8 @@ export class RunActor {
       return { kind: "recorded", run: await this.#deps.store.finishRun(request) };
     } catch (err) {
       if (!(err instanceof StoreFailure)) throw err;
-      return err.kind === "unavailable" ? { kind: "unavailable", error: err } : { kind: "refused", error: err };
+      if (err.kind === "unavailable") return { kind: "unavailable", error: err };
+      return err.kind === "not_active" ? { kind: "superseded", error: err } : { kind: "refused", error: err };
     }
   }
 

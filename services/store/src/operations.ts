@@ -92,6 +92,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
         failureKind: failureKindFromWire(req.failureKind),
         failureMessage: req.failureMessage,
         usage: req.usage,
+        beginCount: req.beginCount,
       });
       return map(finished, (run) => ({ run: runRecord(run) }));
     },

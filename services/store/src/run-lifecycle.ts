@@ -133,9 +133,11 @@ export interface FinishRunInput {
   readonly failureKind: RunFailureKind | null;
   readonly failureMessage: string;
   readonly usage: Usage | undefined;
+  /** The finishing owner's begin; a run begun again since refuses the finish (0: any owner). */
+  readonly beginCount: number;
 }
 
-/** Sets the terminal status once; finishing a terminal run returns it unchanged. */
+/** Sets the terminal status once; finishing a terminal run returns it unchanged; an owner superseded by a later begin is refused. */
 export function finishRun(pool: pg.Pool, input: FinishRunInput): Promise<Outcome<RunRow>> {
   return inTransaction(pool, async (tx) => {
     if (input.runId === "") return reject("not_found", `run ${input.runId} not found`);
@@ -143,6 +145,9 @@ export function finishRun(pool: pg.Pool, input: FinishRunInput): Promise<Outcome
     if (locked.kind !== "ok") return locked;
     const { run, conversation } = locked.value;
     if (run.status !== "running") return ok(run);
+    if (input.beginCount > 0 && run.beginCount > input.beginCount) {
+      return reject("not_active", `run ${run.id} was begun again (begin ${run.beginCount}); begin ${input.beginCount} cannot finish it`);
+    }
     // The run ends and (when it is the active one) releases its conversation, in one statement.
     const finished = await terminateRun(
       tx,

@@ -219,6 +219,19 @@ describe("runs", () => {
       expect(redelivered.run).toMatchObject({ status: RunStatus.FAILED, beginCount: 2 });
     });
 
+    it("refuses the finish of an owner whose run was begun again since, and takes the current owner's", async () => {
+      const request = { runId: "r1", conversationId: "c1", memberId: "m1", initialMessages: [userText("q")] };
+      await store.call("beginRun", request);
+      await store.call("beginRun", request);
+      const stale = await store.call("finishRun", { runId: "r1", status: RunStatus.FAILED, failureKind: FailureKind.PROVIDER, failureMessage: "upstream 500", beginCount: 1 });
+      expect(stale.error?.kind).toBe(StoreErrorKind.NOT_ACTIVE);
+      expect((await store.call("getRun", { runId: "r1" })).run?.status).toBe(RunStatus.RUNNING);
+      const current = await store.call("finishRun", { runId: "r1", status: RunStatus.COMPLETED, beginCount: 2 });
+      expect(current.run?.status).toBe(RunStatus.COMPLETED);
+      // Once ended, any owner's finish answers the recorded end.
+      expect((await store.call("finishRun", { runId: "r1", status: RunStatus.FAILED, beginCount: 1 })).run?.status).toBe(RunStatus.COMPLETED);
+    });
+
     it("does not clear the ownership of a newer run", async () => {
       await store.call("beginRun", { runId: "old", conversationId: "c1", memberId: "m1", initialMessages: [userText("q")] });
       await store.call("beginRun", { runId: "new", conversationId: "c1", memberId: "m1", initialMessages: [userText("q2")] });

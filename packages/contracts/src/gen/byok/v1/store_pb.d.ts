@@ -453,6 +453,14 @@ export declare type FinishRunRequest = Message<"byok.v1.FinishRunRequest"> & {
    * @generated from field: byok.v1.Usage usage = 5;
    */
   usage?: Usage | undefined;
+
+  /**
+   * The finishing owner's begin (run.begin's begin_count): a run begun again
+   * since then is not this owner's to finish (NOT_ACTIVE). 0: no check.
+   *
+   * @generated from field: uint32 begin_count = 6;
+   */
+  beginCount: number;
 };
 
 /**
