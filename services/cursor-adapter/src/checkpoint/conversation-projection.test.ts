@@ -68,6 +68,15 @@ function setup(client: KvTestClient) {
   return { blobs, projection, newRoots };
 }
 
+/** A projection whose initial blobs the client has acknowledged. */
+async function acknowledgedSetup() {
+  const client = kvTestClient();
+  const ready = setup(client);
+  client.ackAllSets();
+  await ready.projection.initialBlobsAcked();
+  return { client, ...ready };
+}
+
 function setBlobs(client: KvTestClient): Map<string, Uint8Array> {
   const sets = new Map<string, Uint8Array>();
   for (const f of client.frames) {
@@ -114,10 +123,7 @@ describe("conversation projection", () => {
   });
 
   it("emits turn_ended, staged and settled checkpoints only after every blob of the answer is acknowledged", async () => {
-    const client = kvTestClient();
-    const { projection } = setup(client);
-    client.ackAllSets();
-    await projection.initialBlobsAcked();
+    const { client, projection } = await acknowledgedSetup();
     const rootsBefore = [...projection.settledRoots];
 
     const framesPromise = projection.finalAnswerFrames({
@@ -181,10 +187,7 @@ describe("conversation projection", () => {
   });
 
   it("a response prepared before its commit: its blobs are SET at once, and the commit sends nothing new and only waits for their ACKs", async () => {
-    const prepared = kvTestClient();
-    const { projection, newRoots } = setup(prepared);
-    prepared.ackAllSets();
-    await projection.initialBlobsAcked();
+    const { client: prepared, projection, newRoots } = await acknowledgedSetup();
     const rootsBeforePrepare = newRoots.length;
     if (assistant.body.case !== "assistant") throw new Error("fixture");
     projection.prepareResponse(assistant.body.value, [42]);
@@ -201,10 +204,7 @@ describe("conversation projection", () => {
     expect(newRoots.length - rootsBeforePrepare).toBe(1);
 
     // The same frames and blobs as a commit that was not prepared.
-    const plain = kvTestClient();
-    const other = setup(plain).projection;
-    plain.ackAllSets();
-    await other.initialBlobsAcked();
+    const { client: plain, projection: other } = await acknowledgedSetup();
     const plainFrames = other.finalAnswerFrames(commit);
     await settles(plainFrames);
     plain.ackAllSets();
@@ -213,10 +213,7 @@ describe("conversation projection", () => {
   });
 
   it("a tool-use response prepared early: its steps and turn blob, not a root (the staged checkpoint keeps the roots)", async () => {
-    const client = kvTestClient();
-    const { projection, newRoots } = setup(client);
-    client.ackAllSets();
-    await projection.initialBlobsAcked();
+    const { client, projection, newRoots } = await acknowledgedSetup();
     const rootsBefore = newRoots.length;
     projection.prepareResponse(
       create(MessageSchema, {
@@ -279,10 +276,7 @@ describe("client blobs barrier", () => {
   });
 
   it("a compaction: summary frames and a settled checkpoint with the summary fields, only after the new roots and summary blobs are acknowledged", async () => {
-    const client = kvTestClient();
-    const { projection } = setup(client);
-    client.ackAllSets();
-    await projection.initialBlobsAcked();
+    const { client, projection } = await acknowledgedSetup();
     const oldRoots = [...projection.settledRoots];
     const summary = user("summary:rev-1", "<conversation_summary>\nthey said hi\n</conversation_summary>", UserOrigin.SUMMARY);
 

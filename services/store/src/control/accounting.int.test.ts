@@ -38,26 +38,33 @@ describe("accounting", () => {
     return response.grants[0]!;
   }
 
-  function settle(ticketId: string, callIndex: number, chargedUsd: string | undefined, charges: Array<{ leaseId: string; counter: LeaseCounter; amount: bigint }> = []) {
-    return store.call("settleCall", {
+  type Charges = Array<{ leaseId: string; counter: LeaseCounter; amount: bigint }>;
+
+  /** A settle of call `callIndex` of `runId` by this member, charged (and costing) `chargedUsd`. */
+  function settleRequest(ticketId: string, callIndex: number, chargedUsd: string | undefined, charges: Charges = [], runId = "run-1", usage = { inputTokens: 100n, outputTokens: 20n }) {
+    return {
       ticketId,
       entry: {
-        callRef: `run:run-1:${callIndex}`,
+        callRef: `run:${runId}:${callIndex}`,
         memberId,
         teamId: DEFAULT_TEAM_ID,
         clientKind: "cursor",
         modelId: "team-gpt",
         providerId: "openai",
         upstreamModel: "gpt-4o",
-        runId: "run-1",
+        runId,
         callIndex,
-        usage: { inputTokens: 100n, outputTokens: 20n },
+        usage,
         ...(chargedUsd === undefined ? {} : { costUsd: chargedUsd, chargedUsd }),
         startedAt: clock.toISOString(),
         outcome: "ok",
       },
       charges,
-    });
+    };
+  }
+
+  function settle(ticketId: string, callIndex: number, chargedUsd: string | undefined, charges: Charges = []) {
+    return store.call("settleCall", settleRequest(ticketId, callIndex, chargedUsd, charges));
   }
 
   it("grants at most what is left, a quarter of it at a time, and one overdraft of less than one need", async () => {
@@ -140,29 +147,8 @@ describe("accounting", () => {
   it("settles a batch in one go: one row per admission, attempts in order, an invalid call refused alone, charges summed", async () => {
     const budgetId = await memberBudget("5");
     const lease = await ask("a", budgetId, USD / 10n, { want: USD });
-    const call = (ticket: string, callIndex: number, chargedUsd: string, amount: bigint) => {
-      const request = {
-        ticketId: `00000000-0000-4000-8000-${ticket}`,
-        entry: {
-          callRef: `run:run-9:${callIndex}`,
-          memberId,
-          teamId: DEFAULT_TEAM_ID,
-          clientKind: "cursor",
-          modelId: "team-gpt",
-          providerId: "openai",
-          upstreamModel: "gpt-4o",
-          runId: "run-9",
-          callIndex,
-          usage: { inputTokens: 10n, outputTokens: 2n },
-          costUsd: chargedUsd,
-          chargedUsd,
-          startedAt: clock.toISOString(),
-          outcome: "ok",
-        },
-        charges: [{ leaseId: lease.leaseId, counter: LeaseCounter.BUDGET, amount }],
-      };
-      return request;
-    };
+    const call = (ticket: string, callIndex: number, chargedUsd: string, amount: bigint) =>
+      settleRequest(`00000000-0000-4000-8000-${ticket}`, callIndex, chargedUsd, [{ leaseId: lease.leaseId, counter: LeaseCounter.BUDGET, amount }], "run-9", { inputTokens: 10n, outputTokens: 2n });
     // Settled before the batch: the batch's repeat of it changes nothing.
     expect(await settle("00000000-0000-4000-8000-0000000000a0", 5, "0.5", [{ leaseId: lease.leaseId, counter: LeaseCounter.BUDGET, amount: USD / 2n }])).toMatchObject({ recorded: true });
     const invalid = { ...call("0000000000a4", 3, "0.1", USD / 10n), ticketId: "not-a-uuid" };
