@@ -34,6 +34,7 @@ import { RunEngine, RunInterrupted, RunSuperseded } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
+import { finishOnce, retryFinish } from "./run-finish.ts";
 import type { RecentHistories } from "./recent-histories.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
 import { isEmptyUsage } from "./usage.ts";
@@ -72,19 +73,6 @@ export interface RunActorDeps {
 type Settlement = "ack" | "hand_over" | "retry_later" | "term" | "leave";
 
 const RETRY_DELAY_MS = 2_000;
-/** Backoff between run.finish attempts while the store is unavailable. */
-const FINISH_BACKOFF_FIRST_MS = 250;
-const FINISH_BACKOFF_MAX_MS = 2_000;
-
-/** How a run.finish ended after its retries. */
-type FinishResult =
-  | { readonly kind: "recorded"; readonly run: RunRecord }
-  /** The store stayed unavailable for the whole retry budget. */
-  | { readonly kind: "unavailable"; readonly error: StoreFailure }
-  /** A later delivery began the run since this owner's begin (NOT_ACTIVE). */
-  | { readonly kind: "superseded"; readonly error: StoreFailure }
-  | { readonly kind: "refused"; readonly error: StoreFailure };
-
 export class RunActor {
   readonly #deps: RunActorDeps;
   readonly #msg: JsMsg;
@@ -351,7 +339,7 @@ export class RunActor {
       beginCount: this.#beginCount,
     };
     // run.finish is sent first: it reaches the store before the client can start its next turn.
-    const finishing = this.#finishOnce(request);
+    const finishing = finishOnce(this.#deps.store, request);
     const told = outcome.kind === "completed" ? client.terminal(terminalEvent(outcome)) : undefined;
     let terminalSent = told !== undefined;
     let result = await finishing;
@@ -361,7 +349,7 @@ export class RunActor {
         terminalSent = true;
       }
       this.#log.warn({ err: result.error }, "run.finish: store unavailable; retrying");
-      result = await this.#retryFinish(request, told === undefined ? this.#deps.finishRetryMs : Number.POSITIVE_INFINITY);
+      result = await retryFinish(this.#deps.store, request, told === undefined ? this.#deps.finishRetryMs : Number.POSITIVE_INFINITY, () => this.#stopReason?.kind === "shutdown");
     }
     let final: FinalOutcome = outcome;
     switch (result.kind) {
@@ -396,27 +384,5 @@ export class RunActor {
     if (!terminalSent) await client.terminal(terminalEvent(final));
     await told;
     return "ack";
-  }
-
-  async #finishOnce(request: Parameters<StoreClient["finishRun"]>[0]): Promise<FinishResult> {
-    try {
-      return { kind: "recorded", run: await this.#deps.store.finishRun(request) };
-    } catch (err) {
-      if (!(err instanceof StoreFailure)) throw err;
-      if (err.kind === "unavailable") return { kind: "unavailable", error: err };
-      return err.kind === "not_active" ? { kind: "superseded", error: err } : { kind: "refused", error: err };
-    }
-  }
-
-  /** Retries with backoff until recorded, refused, `budgetMs` is spent or the worker stops. */
-  async #retryFinish(request: Parameters<StoreClient["finishRun"]>[0], budgetMs: number): Promise<FinishResult> {
-    const deadline = Date.now() + budgetMs;
-    let delay = FINISH_BACKOFF_FIRST_MS;
-    for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(delay, deadline - Date.now()))));
-      const result = await this.#finishOnce(request);
-      if (result.kind !== "unavailable" || Date.now() >= deadline || this.#stopReason?.kind === "shutdown") return result;
-      delay = Math.min(delay * 2, FINISH_BACKOFF_MAX_MS);
-    }
   }
 }
