@@ -33,7 +33,7 @@ import { Deadline, readCursorPathSettings, type CursorPathSettings } from "./sup
 import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
 import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
-import { cpuBetween, findNatsServer, postgresBackends, ProcessSampler, type Sample, type Tracked } from "./support/proc-stats.ts";
+import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
 import { busMessagesTable, readBusCounters, type BusCounters } from "./support/bus-counters.ts";
 
@@ -297,9 +297,7 @@ async function soak(ctx: Ctx): Promise<void> {
 
 function tracked(gw: Deployment): Tracked[] {
   const services = Object.entries(gw.services).map(([name, pid]): Tracked => ({ name, pids: async () => [pid] }));
-  const natsPid = findNatsServer(Number(new URL(gw.natsUrl).port || 4222));
-  const extra: Tracked[] = [];
-  if (natsPid !== undefined) extra.push({ name: "nats-server (shared)", pids: async () => [natsPid] });
+  const extra: Tracked[] = trackedNatsServer(gw.natsUrl, "nats-server (shared)");
   extra.push({ name: "postgres backends", pids: () => postgresBackends(ADMIN_DATABASE_URL, gw.db.name) });
   return [...services, ...extra];
 }

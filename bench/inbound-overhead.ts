@@ -42,7 +42,7 @@ import { connect } from "@nats-io/transport-node";
 import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
-import { cpuBetween, findNatsServer, postgresBackends, ProcessSampler, type Tracked } from "./support/proc-stats.ts";
+import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
 
@@ -124,11 +124,6 @@ async function saturate(llm: MockLlm, sse: string, target: Target, seconds: numb
   return done / ((performance.now() - started) / 1000);
 }
 
-/** The nats-server NATS_URL points at, when it runs on this machine. */
-function natsServer(natsUrl: string): Tracked[] {
-  const pid = findNatsServer(Number(new URL(natsUrl).port || 4222));
-  return pid === undefined ? [] : [{ name: "nats-server", pids: async () => [pid] }];
-}
 
 async function waitReady(port: number, child: ChildProcess, memberKey: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -258,7 +253,7 @@ async function main(): Promise<void> {
       { name: "bare relay", pids: async () => [bareRelay.pid] },
       { name: "store", pids: async () => [store.pid as number] },
       { name: "postgres", pids: () => postgresBackends(ADMIN_DATABASE_URL, db.name) },
-      ...natsServer(bus.natsUrl),
+      ...trackedNatsServer(bus.natsUrl, "nats-server"),
     ]);
     const satRows: string[][] = [];
     for (const target of [direct, bare, gateway]) {

@@ -49,6 +49,12 @@ export function findNatsServer(port: number): number | undefined {
   return candidates.length === 1 && port === 4222 ? candidates[0]!.pid : undefined;
 }
 
+/** The nats-server `natsUrl` points at, tracked under `name`, when it runs on this machine (else nothing). */
+export function trackedNatsServer(natsUrl: string, name: string): Tracked[] {
+  const pid = findNatsServer(Number(new URL(natsUrl).port || 4222));
+  return pid === undefined ? [] : [{ name, pids: async () => [pid] }];
+}
+
 /** Pids of the Postgres backends connected to `database` (the store's pool). */
 export async function postgresBackends(adminUrl: string, database: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: adminUrl });
