@@ -75,29 +75,30 @@ export async function findRunAppend(db: Queryable, runId: string, appendKey: str
 }
 
 /**
- * findRunAppend and findRevision in one query: the revision `runId` appended
- * under `appendKey` (if it did) and the revision `revisionId` (null: none asked).
+ * findRunAppend and the head of the run's conversation in one query (the head
+ * is read by this statement): issued behind the statement that locks
+ * the conversation (write-guards.ts lockRunConversation, in one round trip with
+ * it), it reads the head the lock holds.
  */
-export async function findRunAppendAndRevision(
+export async function findRunAppendAndHead(
   db: Queryable,
   runId: string,
   appendKey: string,
-  revisionId: string | null,
-): Promise<{ readonly earlier: RevisionRow | undefined; readonly revision: RevisionRow | undefined }> {
-  const asked = revisionId !== null && isRevisionId(revisionId) ? revisionId : null;
-  const result = await preparedQuery<RevisionDbRow & { earlier: boolean | null }>(
+): Promise<{ readonly earlier: RevisionRow | undefined; readonly head: RevisionRow | undefined }> {
+  const result = await preparedQuery<RevisionDbRow & { earlier: boolean; is_head: boolean | null }>(
     db,
-    `SELECT ${REVISION_COLUMNS}, (run_id = $1 AND append_key = $2) AS earlier FROM revisions
-      WHERE (run_id = $1 AND append_key = $2) OR id = $3::uuid`,
-    [runId, appendKey, asked],
+    `WITH head AS (SELECT c.head_revision_id AS id FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = $1)
+     SELECT ${REVISION_COLUMNS}, (run_id = $1 AND append_key = $2) AS earlier, id = (SELECT id FROM head) AS is_head FROM revisions
+      WHERE (run_id = $1 AND append_key = $2) OR id = (SELECT id FROM head)`,
+    [runId, appendKey],
   );
   let earlier: RevisionRow | undefined;
-  let revision: RevisionRow | undefined;
+  let head: RevisionRow | undefined;
   for (const row of result.rows) {
     if (row.earlier === true) earlier = fromDb(row);
-    if (row.id === asked) revision = fromDb(row);
+    if (row.is_head === true) head = fromDb(row);
   }
-  return { earlier, revision };
+  return { earlier, head };
 }
 
 /**

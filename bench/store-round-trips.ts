@@ -1,0 +1,174 @@
+/**
+ * The store's run lifecycle on its own: run.begin, run.append and run.finish
+ * of text turns, called as the store's handlers call them (no bus), on a real
+ * Postgres. Two arms, one after the other on fresh databases:
+ *
+ *   - direct: the pool talks to Postgres itself; the latencies are what a
+ *     turn pays in the store (CPU, the WAL flush of each COMMIT, round trips);
+ *   - delayed: a TCP relay in front of Postgres holds every chunk for
+ *     BENCH_DELAY_MS each way, so one round trip costs 2 x BENCH_DELAY_MS and
+ *     an operation's latency divided by that counts its round trips.
+ *
+ *   node bench/store-round-trips.ts                   # this tree's store
+ *   STORE_SRC=/path/to/other/services/store/src node bench/store-round-trips.ts
+ *
+ * Environment (all optional): BENCH_TURNS (200 per arm), BENCH_CONCURRENCY (4
+ * conversations at once), BENCH_DELAY_MS (5), STORE_SRC (the store to measure).
+ */
+import net from "node:net";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
+import { create } from "@bufbuild/protobuf";
+import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
+import { silentLogger } from "@byok/platform";
+import { createTestDatabase } from "@byok/test-support/infra";
+import type pg from "pg";
+
+const turns = Number(process.env["BENCH_TURNS"] ?? "200");
+const concurrency = Number(process.env["BENCH_CONCURRENCY"] ?? "4");
+const delayMs = Number(process.env["BENCH_DELAY_MS"] ?? "5");
+const storeSrc = path.resolve(process.env["STORE_SRC"] ?? new URL("../services/store/src", import.meta.url).pathname);
+
+type Ok<T> = { kind: "ok"; value: T } | { kind: "rejected"; rejection: { kind: string; message: string } };
+interface Store {
+  createPool(url: string, max: number, log: ReturnType<typeof silentLogger>): pg.Pool;
+  runMigrations(pool: pg.Pool, log: ReturnType<typeof silentLogger>): Promise<void>;
+  beginRun(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<{ run: { headRevisionId: string | null; beginCount: number } }>>;
+  appendMessages(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<{ revisionId: string }>>;
+  finishRun(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<unknown>>;
+}
+
+async function loadStore(): Promise<Store> {
+  const at = (file: string): Promise<Record<string, unknown>> => import(pathToFileURL(path.join(storeSrc, file)).href) as Promise<Record<string, unknown>>;
+  const [database, lifecycle, append] = await Promise.all([at("database.ts"), at("run-lifecycle.ts"), at("run-append.ts")]);
+  return { ...database, ...lifecycle, ...append } as unknown as Store;
+}
+
+function user(text: string, clientId: string): Message {
+  return create(MessageSchema, { body: { case: "user", value: { clientId, origin: UserOrigin.USER, content: [{ part: { case: "text", value: { text } } }] } } });
+}
+function assistant(text: string): Message {
+  return create(MessageSchema, { body: { case: "assistant", value: { content: [{ part: { case: "text", value: { text } } }] } } });
+}
+
+/** A relay to `target` that holds every chunk `delay` ms in each direction (order kept). */
+async function delayingRelay(target: URL, delay: number): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    // No Nagle: a chunk held back for an ACK would add a delayed ACK to the count.
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
+    const pipe = (from: net.Socket, to: net.Socket): void => {
+      from.on("data", (chunk) => setTimeout(() => to.write(chunk), delay));
+      from.on("close", () => setTimeout(() => to.destroy(), delay));
+      from.on("error", () => to.destroy());
+    };
+    pipe(client, upstream);
+    pipe(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(target.toString());
+  url.hostname = "127.0.0.1";
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function unwrap<T>(outcome: Ok<T>, what: string): T {
+  if (outcome.kind !== "ok") throw new Error(`${what}: ${outcome.rejection.kind} ${outcome.rejection.message}`);
+  return outcome.value;
+}
+
+async function arm(store: Store, relayDelay: number): Promise<Record<string, number[]>> {
+  const db = await createTestDatabase();
+  const relay = relayDelay > 0 ? await delayingRelay(new URL(db.url), relayDelay) : undefined;
+  const log = silentLogger();
+  const pool = store.createPool(relay?.url ?? db.url, concurrency + 2, log);
+  const times: Record<string, number[]> = { "run.begin": [], "run.append": [], "run.finish": [] };
+  try {
+    await store.runMigrations(pool, log);
+    let next = 0;
+    const timed = async <T>(op: string, call: () => Promise<T>): Promise<T> => {
+      const started = performance.now();
+      const result = await call();
+      times[op]?.push(performance.now() - started);
+      return result;
+    };
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, lane) => {
+        const conversationId = `bench-${lane}-${Date.now()}`;
+        let head = "";
+        for (let turn = 0; next < turns; turn++) {
+          next++;
+          const runId = `${conversationId}-run-${turn}`;
+          const clientId = `${runId}-user`;
+          const begun = unwrap(
+            await timed("run.begin", () =>
+              store.beginRun(pool, {
+                runId,
+                conversationId,
+                memberId: "bench-member",
+                baseRevisionId: head,
+                initialMessages: [user(`question ${turn}`, clientId)],
+                parentRunId: "",
+                parentToolCallId: "",
+                modelId: "bench-model",
+                onceClientIds: [clientId],
+              }),
+            ),
+            "run.begin",
+          );
+          const appended = unwrap(
+            await timed("run.append", () =>
+              store.appendMessages(pool, {
+                runId,
+                expectedHeadRevisionId: begun.run.headRevisionId ?? "",
+                messages: [assistant(`answer ${turn}`)],
+                providerCallIndex: 1,
+                requestInputTokens: 1000n + BigInt(turn),
+              }),
+            ),
+            "run.append",
+          );
+          unwrap(
+            await timed("run.finish", () =>
+              store.finishRun(pool, { runId, status: "completed", failureKind: null, failureMessage: "", usage: undefined, beginCount: begun.run.beginCount }),
+            ),
+            "run.finish",
+          );
+          head = appended.revisionId;
+        }
+      }),
+    );
+  } finally {
+    await pool.end();
+    await relay?.close();
+    await db.drop();
+  }
+  return times;
+}
+
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+const store = await loadStore();
+console.log(`store: ${storeSrc}; ${turns} turns per arm, ${concurrency} conversations at once`);
+for (const delay of [0, delayMs]) {
+  const times = await arm(store, delay);
+  for (const [op, values] of Object.entries(times)) {
+    const p50 = quantile(values, 0.5);
+    const trips = delay > 0 ? ` ~${(p50 / (2 * delay)).toFixed(1)} round trips` : "";
+    console.log(`${delay > 0 ? `relay ${delay} ms each way` : "direct"}  ${op.padEnd(10)} p50 ${p50.toFixed(2)} ms  p90 ${quantile(values, 0.9).toFixed(2)} ms${trips}`);
+  }
+}
