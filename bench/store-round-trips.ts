@@ -12,8 +12,13 @@
  *   node bench/store-round-trips.ts                   # this tree's store
  *   STORE_SRC=/path/to/other/services/store/src node bench/store-round-trips.ts
  *
- * Environment (all optional): BENCH_TURNS (200 per arm), BENCH_CONCURRENCY (4
- * conversations at once), BENCH_DELAY_MS (5), STORE_SRC (the store to measure).
+ * With COMPARE_SRC (another tree's services/store/src) every phase runs both
+ * stores, turn by turn in turn (each conversation's turns alternate between
+ * them, on the same database), so machine noise hits them alike.
+ *
+ * Environment (all optional): BENCH_TURNS (200 per phase), BENCH_CONCURRENCY (4
+ * conversations at once), BENCH_DELAY_MS (5), STORE_SRC (the store to measure),
+ * COMPARE_SRC (a second store).
  */
 import net from "node:net";
 import path from "node:path";
@@ -29,6 +34,7 @@ const turns = Number(process.env["BENCH_TURNS"] ?? "200");
 const concurrency = Number(process.env["BENCH_CONCURRENCY"] ?? "4");
 const delayMs = Number(process.env["BENCH_DELAY_MS"] ?? "5");
 const storeSrc = path.resolve(process.env["STORE_SRC"] ?? new URL("../services/store/src", import.meta.url).pathname);
+const compareSrc = process.env["COMPARE_SRC"] === undefined ? undefined : path.resolve(process.env["COMPARE_SRC"]);
 
 type Ok<T> = { kind: "ok"; value: T } | { kind: "rejected"; rejection: { kind: string; message: string } };
 interface Store {
@@ -39,7 +45,7 @@ interface Store {
   finishRun(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<unknown>>;
 }
 
-async function loadStore(): Promise<Store> {
+async function loadStore(storeSrc: string): Promise<Store> {
   const at = (file: string): Promise<Record<string, unknown>> => import(pathToFileURL(path.join(storeSrc, file)).href) as Promise<Record<string, unknown>>;
   const [database, lifecycle, append] = await Promise.all([at("database.ts"), at("run-lifecycle.ts"), at("run-append.ts")]);
   return { ...database, ...lifecycle, ...append } as unknown as Store;
@@ -88,19 +94,20 @@ function unwrap<T>(outcome: Ok<T>, what: string): T {
   return outcome.value;
 }
 
-async function arm(store: Store, relayDelay: number): Promise<Record<string, number[]>> {
+async function phase(stores: readonly Store[], relayDelay: number): Promise<Array<Record<string, number[]>>> {
   const db = await createTestDatabase();
   const relay = relayDelay > 0 ? await delayingRelay(new URL(db.url), relayDelay) : undefined;
   const log = silentLogger();
-  const pool = store.createPool(relay?.url ?? db.url, concurrency + 2, log);
-  const times: Record<string, number[]> = { "run.begin": [], "run.append": [], "run.finish": [] };
+  // Each store with its own pool (as it makes it), on the same database.
+  const pools = stores.map((store) => store.createPool(relay?.url ?? db.url, concurrency + 2, log));
+  const times = stores.map((): Record<string, number[]> => ({ "run.begin": [], "run.append": [], "run.finish": [] }));
   try {
-    await store.runMigrations(pool, log);
+    await (stores[0] as Store).runMigrations(pools[0] as pg.Pool, log);
     let next = 0;
-    const timed = async <T>(op: string, call: () => Promise<T>): Promise<T> => {
+    const timed = async <T>(arm: number, op: string, call: () => Promise<T>): Promise<T> => {
       const started = performance.now();
       const result = await call();
-      times[op]?.push(performance.now() - started);
+      times[arm]?.[op]?.push(performance.now() - started);
       return result;
     };
     await Promise.all(
@@ -109,10 +116,13 @@ async function arm(store: Store, relayDelay: number): Promise<Record<string, num
         let head = "";
         for (let turn = 0; next < turns; turn++) {
           next++;
+          const arm = (turn + lane) % stores.length;
+          const store = stores[arm] as Store;
+          const pool = pools[arm] as pg.Pool;
           const runId = `${conversationId}-run-${turn}`;
           const clientId = `${runId}-user`;
           const begun = unwrap(
-            await timed("run.begin", () =>
+            await timed(arm, "run.begin", () =>
               store.beginRun(pool, {
                 runId,
                 conversationId,
@@ -128,7 +138,7 @@ async function arm(store: Store, relayDelay: number): Promise<Record<string, num
             "run.begin",
           );
           const appended = unwrap(
-            await timed("run.append", () =>
+            await timed(arm, "run.append", () =>
               store.appendMessages(pool, {
                 runId,
                 expectedHeadRevisionId: begun.run.headRevisionId ?? "",
@@ -140,7 +150,7 @@ async function arm(store: Store, relayDelay: number): Promise<Record<string, num
             "run.append",
           );
           unwrap(
-            await timed("run.finish", () =>
+            await timed(arm, "run.finish", () =>
               store.finishRun(pool, { runId, status: "completed", failureKind: null, failureMessage: "", usage: undefined, beginCount: begun.run.beginCount }),
             ),
             "run.finish",
@@ -150,7 +160,7 @@ async function arm(store: Store, relayDelay: number): Promise<Record<string, num
       }),
     );
   } finally {
-    await pool.end();
+    await Promise.all(pools.map((pool) => pool.end()));
     await relay?.close();
     await db.drop();
   }
@@ -162,13 +172,18 @@ function quantile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
-const store = await loadStore();
-console.log(`store: ${storeSrc}; ${turns} turns per arm, ${concurrency} conversations at once`);
+const sources = compareSrc === undefined ? [storeSrc] : [storeSrc, compareSrc];
+const stores = await Promise.all(sources.map(loadStore));
+console.log(`${turns} turns per phase, ${concurrency} conversations at once${sources.length > 1 ? ", the stores turn by turn in turn" : ""}`);
+sources.forEach((src, i) => console.log(`store ${String.fromCharCode(65 + i)}: ${src}`));
 for (const delay of [0, delayMs]) {
-  const times = await arm(store, delay);
-  for (const [op, values] of Object.entries(times)) {
-    const p50 = quantile(values, 0.5);
-    const trips = delay > 0 ? ` ~${(p50 / (2 * delay)).toFixed(1)} round trips` : "";
-    console.log(`${delay > 0 ? `relay ${delay} ms each way` : "direct"}  ${op.padEnd(10)} p50 ${p50.toFixed(2)} ms  p90 ${quantile(values, 0.9).toFixed(2)} ms${trips}`);
-  }
+  const byStore = await phase(stores, delay);
+  byStore.forEach((times, i) => {
+    for (const [op, values] of Object.entries(times)) {
+      const p50 = quantile(values, 0.5);
+      const trips = delay > 0 ? ` ~${(p50 / (2 * delay)).toFixed(1)} round trips` : "";
+      const where = delay > 0 ? `relay ${delay} ms each way` : "direct";
+      console.log(`${String.fromCharCode(65 + i)} ${where.padEnd(20)} ${op.padEnd(10)} n ${values.length}  p50 ${p50.toFixed(2)} ms  p90 ${quantile(values, 0.9).toFixed(2)} ms${trips}`);
+    }
+  });
 }
