@@ -1,7 +1,7 @@
 /**
- * The store's run lifecycle on its own: run.begin, run.append and run.finish
- * of text turns, called as the store's handlers call them (no bus), on a real
- * Postgres. Two arms, one after the other on fresh databases:
+ * The store's run lifecycle on its own: turns of run.begin, one tool round
+ * (tool_round.create, tool_round.commit_result), run.append and run.finish,
+ * called as the store's handlers call them (no bus), on a real Postgres. Two arms, one after the other on fresh databases:
  *
  *   - direct: the pool talks to Postgres itself; the latencies are what a
  *     turn pays in the store (CPU, the WAL flush of each COMMIT, round trips);
@@ -25,7 +25,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { create } from "@bufbuild/protobuf";
-import { MessageSchema, UserOrigin, type Message } from "@byok/contracts";
+import { AssistantMessageSchema, MessageSchema, UserOrigin, type AssistantMessage, type Message } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
 import { createTestDatabase } from "@byok/test-support/infra";
 import type pg from "pg";
@@ -43,16 +43,21 @@ interface Store {
   beginRun(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<{ run: { headRevisionId: string | null; beginCount: number } }>>;
   appendMessages(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<{ revisionId: string }>>;
   finishRun(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<unknown>>;
+  createToolRound(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<unknown>>;
+  commitToolResult(pool: pg.Pool, input: Record<string, unknown>): Promise<Ok<{ revisionId: string }>>;
 }
 
 async function loadStore(storeSrc: string): Promise<Store> {
   const at = (file: string): Promise<Record<string, unknown>> => import(pathToFileURL(path.join(storeSrc, file)).href) as Promise<Record<string, unknown>>;
-  const [database, lifecycle, append] = await Promise.all([at("database.ts"), at("run-lifecycle.ts"), at("run-append.ts")]);
-  return { ...database, ...lifecycle, ...append } as unknown as Store;
+  const [database, lifecycle, append, toolRounds] = await Promise.all([at("database.ts"), at("run-lifecycle.ts"), at("run-append.ts"), at("tool-rounds.ts")]);
+  return { ...database, ...lifecycle, ...append, ...toolRounds } as unknown as Store;
 }
 
 function user(text: string, clientId: string): Message {
   return create(MessageSchema, { body: { case: "user", value: { clientId, origin: UserOrigin.USER, content: [{ part: { case: "text", value: { text } } }] } } });
+}
+function toolCall(callId: string): AssistantMessage {
+  return create(AssistantMessageSchema, { content: [{ part: { case: "toolCall", value: { callId, name: "read_file", argumentsJson: `{"path":"${callId}"}` } } }] });
 }
 function assistant(text: string): Message {
   return create(MessageSchema, { body: { case: "assistant", value: { content: [{ part: { case: "text", value: { text } } }] } } });
@@ -100,7 +105,7 @@ async function phase(stores: readonly Store[], relayDelay: number): Promise<Arra
   const log = silentLogger();
   // Each store with its own pool (as it makes it), on the same database.
   const pools = stores.map((store) => store.createPool(relay?.url ?? db.url, concurrency + 2, log));
-  const times = stores.map((): Record<string, number[]> => ({ "run.begin": [], "run.append": [], "run.finish": [] }));
+  const times = stores.map((): Record<string, number[]> => ({ "run.begin": [], "tool_round.create": [], "tool_round.commit_result": [], "run.append": [], "run.finish": [] }));
   try {
     await (stores[0] as Store).runMigrations(pools[0] as pg.Pool, log);
     let next = 0;
@@ -137,13 +142,33 @@ async function phase(stores: readonly Store[], relayDelay: number): Promise<Arra
             ),
             "run.begin",
           );
+          const roundId = `${runId}-round`;
+          unwrap(
+            await timed(arm, "tool_round.create", () =>
+              store.createToolRound(pool, {
+                runId,
+                roundId,
+                expectedHeadRevisionId: begun.run.headRevisionId ?? "",
+                assistant: toolCall(`${runId}-call`),
+                providerCallIndex: 1,
+                requestInputTokens: 900n + BigInt(turn),
+              }),
+            ),
+            "tool_round.create",
+          );
+          const result = unwrap(
+            await timed(arm, "tool_round.commit_result", () =>
+              store.commitToolResult(pool, { runId, roundId, callId: `${runId}-call`, content: "file contents", isError: false }),
+            ),
+            "tool_round.commit_result",
+          );
           const appended = unwrap(
             await timed(arm, "run.append", () =>
               store.appendMessages(pool, {
                 runId,
-                expectedHeadRevisionId: begun.run.headRevisionId ?? "",
+                expectedHeadRevisionId: result.revisionId,
                 messages: [assistant(`answer ${turn}`)],
-                providerCallIndex: 1,
+                providerCallIndex: 2,
                 requestInputTokens: 1000n + BigInt(turn),
               }),
             ),
@@ -183,7 +208,7 @@ for (const delay of [0, delayMs]) {
       const p50 = quantile(values, 0.5);
       const trips = delay > 0 ? ` ~${(p50 / (2 * delay)).toFixed(1)} round trips` : "";
       const where = delay > 0 ? `relay ${delay} ms each way` : "direct";
-      console.log(`${String.fromCharCode(65 + i)} ${where.padEnd(20)} ${op.padEnd(10)} n ${values.length}  p50 ${p50.toFixed(2)} ms  p90 ${quantile(values, 0.9).toFixed(2)} ms${trips}`);
+      console.log(`${String.fromCharCode(65 + i)} ${where.padEnd(20)} ${op.padEnd(24)} n ${values.length}  p50 ${p50.toFixed(2)} ms  p90 ${quantile(values, 0.9).toFixed(2)} ms${trips}`);
     }
   });
 }

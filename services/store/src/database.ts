@@ -141,8 +141,11 @@ export type TransactionEnd<T> = Outcome<T> | { readonly kind: "commit_behind"; r
  * the COMMIT is written right behind it, so the two share one round trip. The
  * outcome is ok with `last`'s value. A failing statement aborts the transaction
  * (the COMMIT then only rolls it back) and its error is thrown as from any
- * statement. `last` must only fail by its statement failing: whatever it
- * computes after the statement answered runs once the COMMIT is on its way.
+ * statement. Every statement of `last` must be issued already (no statement
+ * issued after an await inside it: that one would land behind the COMMIT,
+ * outside the transaction), and `last` must only fail by a statement failing:
+ * what it computes after the statements answered runs once the COMMIT is on
+ * its way.
  */
 export function commitBehind<T>(last: Promise<T>): TransactionEnd<T> {
   // Heard at once: it may fail before the transaction awaits it.

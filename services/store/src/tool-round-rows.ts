@@ -1,7 +1,7 @@
 /** The tool_rounds and tool_results tables: row shapes and reads. */
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { AssistantMessageSchema, ToolCallPartSchema, type AssistantMessage, type ToolCallPart } from "@byok/contracts";
-import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
+import { preparedQuery, together, type Queryable, type Transaction } from "./database.ts";
 
 export interface ToolResultRow {
   readonly callId: string;
@@ -51,14 +51,21 @@ interface ResultDbRow {
 
 const ROUND_COLUMNS = "run_id, id, base_revision_id, assistant, calls, provider_call_index, status, version";
 
-async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<ToolRoundRow | undefined> {
-  if (!row) return undefined;
-  const results = await preparedQuery<ResultDbRow>(
-    db,
-    `SELECT call_id, completion_seq, content, is_error, revision_id FROM tool_results
-      WHERE run_id = $1 AND round_id = $2 ORDER BY completion_seq`,
-    [row.run_id, row.id],
+const RESULT_COLUMNS = "call_id, completion_seq, content, is_error, revision_id";
+
+/**
+ * A round and its results: two statements issued together (one round trip).
+ * The results are read by their own statement, behind the round's: when that
+ * one locks the round, the results read are those of the round as locked.
+ * `resultsOfRound` selects the round's id from `$1` and `$2` as `roundText` does.
+ */
+async function roundWithResults(db: Queryable, roundText: string, resultsOfRound: string, values: unknown[]): Promise<ToolRoundRow | undefined> {
+  const [rounds, results] = await together(
+    preparedQuery<RoundDbRow>(db, roundText, values),
+    preparedQuery<ResultDbRow>(db, `SELECT ${RESULT_COLUMNS} FROM tool_results WHERE run_id = $1 AND round_id = (${resultsOfRound}) ORDER BY completion_seq`, values),
   );
+  const row = rounds.rows[0];
+  if (!row) return undefined;
   return {
     runId: row.run_id,
     id: row.id,
@@ -78,25 +85,27 @@ async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<
   };
 }
 
-export async function findRound(db: Queryable, runId: string, roundId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND id = $2${lock === "lock" ? " FOR UPDATE" : ""}`, [
-    runId,
-    roundId,
-  ]);
-  return withResults(db, result.rows[0]);
+export function findRound(db: Queryable, runId: string, roundId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
+  return roundWithResults(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND id = $2${lock === "lock" ? " FOR UPDATE" : ""}`, "$2", [runId, roundId]);
 }
 
-export async function findRoundByCallIndex(db: Queryable, runId: string, providerCallIndex: number): Promise<ToolRoundRow | undefined> {
-  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2`, [runId, providerCallIndex]);
-  return withResults(db, result.rows[0]);
+export function findRoundByCallIndex(db: Queryable, runId: string, providerCallIndex: number): Promise<ToolRoundRow | undefined> {
+  return roundWithResults(
+    db,
+    `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2`,
+    "SELECT id FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2",
+    [runId, providerCallIndex],
+  );
 }
 
 /** `share` waits for a result commit in progress, so version and results are read consistently. */
-export async function findOpenRound(db: Queryable, runId: string, lock: "share" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND status = 'open'${lock === "share" ? " FOR SHARE" : ""}`, [
-    runId,
-  ]);
-  return withResults(db, result.rows[0]);
+export function findOpenRound(db: Queryable, runId: string, lock: "share" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
+  return roundWithResults(
+    db,
+    `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND status = 'open'${lock === "share" ? " FOR SHARE" : ""}`,
+    "SELECT id FROM tool_rounds WHERE run_id = $1 AND status = 'open'",
+    [runId],
+  );
 }
 
 export interface NewToolRound {
@@ -131,20 +140,26 @@ export interface NewToolResult extends ToolResultRow {
 }
 
 /** Inserts the result and bumps the round version (settling it when `settles`); returns the new version. */
+/**
+ * Inserts the result and bumps the round version (settling it when `settles`); returns the new version.
+ * Both statements are issued at once (one round trip).
+ */
 export async function insertResult(tx: Transaction, result: NewToolResult, settles: boolean): Promise<number> {
-  await preparedQuery(
-    tx,
-    `INSERT INTO tool_results (run_id, round_id, call_id, completion_seq, content, is_error, revision_id)
+  const [, updated] = await together(
+    preparedQuery(
+      tx,
+      `INSERT INTO tool_results (run_id, round_id, call_id, completion_seq, content, is_error, revision_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [result.runId, result.roundId, result.callId, result.completionSeq, result.content, result.isError, result.revisionId],
-  );
-  const updated = await preparedQuery<{ version: number }>(
-    tx,
-    `UPDATE tool_rounds SET version = version + 1,
+      [result.runId, result.roundId, result.callId, result.completionSeq, result.content, result.isError, result.revisionId],
+    ),
+    preparedQuery<{ version: number }>(
+      tx,
+      `UPDATE tool_rounds SET version = version + 1,
             status = CASE WHEN $3::boolean THEN 'settled' ELSE status END,
             settled_at = CASE WHEN $3::boolean THEN now() ELSE settled_at END
       WHERE run_id = $1 AND id = $2 RETURNING version`,
-    [result.runId, result.roundId, settles],
+      [result.runId, result.roundId, settles],
+    ),
   );
   return (updated.rows[0] as { version: number }).version;
 }
