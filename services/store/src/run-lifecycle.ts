@@ -14,7 +14,7 @@ import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { findRevision, prepareAppend, type RevisionRow } from "./revisions.ts";
-import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, lockActiveRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, supersedeRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
 import { lockRunConversation } from "./write-guards.ts";
 
 export interface BeginRunInput {
@@ -64,15 +64,14 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
     // locked first (a refused begin rolls a created one back); the statements behind the lock see it
     // as locked: one counts a repeated begin (also one that committed while we waited) and reads the
     // conversation, the others read what the begin may need (the parent run, the once client ids
-    // taken, the base revision) and lock the active run (conversation, then run: the lock order).
+    // taken, the base revision).
     const onceIds = [...new Set(input.onceClientIds.filter((id) => id !== ""))];
-    const [, counted, parent, taken, found, active] = await together(
+    const [, counted, parent, taken, found] = await together(
       createOrLockConversation(tx, input.conversationId, input.memberId),
       countRepeatedBeginWithConversation(tx, input.runId, input.conversationId),
       input.parentRunId !== "" ? findRun(tx, input.parentRunId) : Promise.resolve(undefined),
       onceIds.length > 0 ? takenClientIds(tx, input.conversationId, onceIds) : Promise.resolve(new Map<string, string>()),
       input.baseRevisionId !== "" ? findRevision(tx, input.baseRevisionId) : Promise.resolve(undefined),
-      lockActiveRun(tx, input.conversationId),
     );
     const { run: known, conversation } = counted;
     if (known) return repeatedBegin(known, input);
@@ -108,17 +107,17 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       base = found;
     }
 
-    const previous = active !== undefined && active.id === conversation.activeRunId && active.status === "running" ? active : undefined;
-    const superseded = previous
-      ? terminateRun(tx, previous.id, { status: "cancelled", failureKind: null, failureMessage: `superseded by run ${input.runId}`, usage: undefined })
-      : undefined;
+    // The active run, if still running, is cancelled (superseded) by the statement that locks it
+    // (conversation, then run: the lock order); the run is inserted behind it.
+    const previousId = conversation.activeRunId;
+    const superseding = previousId !== null ? supersedeRun(tx, previousId, input.runId) : Promise.resolve(false);
     // The initial messages are written by the statement that inserts the run.
     const append = initial.length > 0 ? prepareAppend({ conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } }) : undefined;
     const inserted = insertActiveRun(tx, newRun, append ?? { revisionId: base?.id ?? null });
-    const supersededRunId = previous?.id ?? null;
-    const written = superseded ? together(superseded, inserted).then(([, run]) => run) : inserted;
+    const written = together(superseding, inserted);
     return commitBehind(
-      written.then((run): BegunRun => {
+      written.then(([superseded, run]): BegunRun => {
+        const supersededRunId = superseded ? previousId : null;
         if (base === null && append !== undefined) {
           // A new revision has no context anchor and no compaction: its history is exactly the initial messages.
           const appended = append.revision;

@@ -109,21 +109,6 @@ export async function countRepeatedBeginWithConversation(
   return { run: row.counted ? runFromDb(row) : undefined, conversation, contentPurged: row.c_purged };
 }
 
-/**
- * Locks and reads the conversation's active run (undefined: none). Issued behind
- * the statement that locks the conversation, so it reads the active run the lock
- * holds, and locks it second (the lock order of every write).
- */
-export async function lockActiveRun(tx: Transaction, conversationId: string): Promise<RunRow | undefined> {
-  const result = await preparedQuery<RunDbRow>(
-    tx,
-    `SELECT ${RUN_COLUMNS} FROM runs WHERE id = (SELECT active_run_id FROM conversations WHERE id = $1) FOR UPDATE`,
-    [conversationId],
-  );
-  const row = result.rows[0];
-  return row ? runFromDb(row) : undefined;
-}
-
 /** What a new run row is inserted with (head = start revision). */
 export type NewRun = Pick<RunRow, "id" | "conversationId" | "memberId" | "parentRunId" | "parentToolCallId" | "modelId" | "startRevisionId">;
 
@@ -198,6 +183,21 @@ export async function terminateRun(tx: Transaction, runId: string, end: RunTermi
     [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage), releaseConversationId ?? null],
   );
   return runFromDb(result.rows[0] as RunDbRow);
+}
+
+/**
+ * Cancels `runId` when it is still running: superseded by `byRunId`, which takes
+ * its conversation over (the caller holds that conversation's lock). True when
+ * it was running.
+ */
+export async function supersedeRun(tx: Transaction, runId: string, byRunId: string): Promise<boolean> {
+  const result = await preparedQuery(
+    tx,
+    `UPDATE runs SET status = 'cancelled', failure_kind = NULL, failure_message = $2, finished_at = now(), updated_at = now()
+      WHERE id = $1 AND status = 'running'`,
+    [runId, `superseded by run ${byRunId}`],
+  );
+  return (result.rowCount ?? 0) > 0;
 }
 
 /** A context anchor to record with a head move (context-anchors.ts; first measurement wins). */

@@ -53,19 +53,7 @@ const ROUND_COLUMNS = "run_id, id, base_revision_id, assistant, calls, provider_
 
 const RESULT_COLUMNS = "call_id, completion_seq, content, is_error, revision_id";
 
-/**
- * A round and its results: two statements issued together (one round trip).
- * The results are read by their own statement, behind the round's: when that
- * one locks the round, the results read are those of the round as locked.
- * `resultsOfRound` selects the round's id from `$1` and `$2` as `roundText` does.
- */
-async function roundWithResults(db: Queryable, roundText: string, resultsOfRound: string, values: unknown[]): Promise<ToolRoundRow | undefined> {
-  const [rounds, results] = await together(
-    preparedQuery<RoundDbRow>(db, roundText, values),
-    preparedQuery<ResultDbRow>(db, `SELECT ${RESULT_COLUMNS} FROM tool_results WHERE run_id = $1 AND round_id = (${resultsOfRound}) ORDER BY completion_seq`, values),
-  );
-  const row = rounds.rows[0];
-  if (!row) return undefined;
+function roundFromDb(row: RoundDbRow, results: readonly ResultDbRow[]): ToolRoundRow {
   return {
     runId: row.run_id,
     id: row.id,
@@ -75,7 +63,7 @@ async function roundWithResults(db: Queryable, roundText: string, resultsOfRound
     providerCallIndex: row.provider_call_index,
     settled: row.status === "settled",
     version: row.version,
-    results: results.rows.map((r) => ({
+    results: results.map((r) => ({
       callId: r.call_id,
       completionSeq: r.completion_seq,
       content: r.content,
@@ -85,27 +73,49 @@ async function roundWithResults(db: Queryable, roundText: string, resultsOfRound
   };
 }
 
+/**
+ * A round (`where` over tool_rounds, parameters `values`) with its results.
+ * Unlocked: one statement, one snapshot for both. Locked (`FOR UPDATE`, `FOR
+ * SHARE`): the results are read by a statement of their own issued behind the
+ * round's (one round trip for both), so they are those of the round as locked;
+ * a subquery of the locking statement would read them from before its wait.
+ */
+async function roundWithResults(db: Queryable, where: string, values: unknown[], lock: "" | " FOR UPDATE" | " FOR SHARE"): Promise<ToolRoundRow | undefined> {
+  if (lock === "") {
+    const result = await preparedQuery<RoundDbRow & { results: ResultDbRow[] | null }>(
+      db,
+      `SELECT ${ROUND_COLUMNS}, (SELECT json_agg(json_build_object('call_id', t.call_id, 'completion_seq', t.completion_seq, 'content', t.content,
+                'is_error', t.is_error, 'revision_id', t.revision_id) ORDER BY t.completion_seq)
+              FROM tool_results t WHERE t.run_id = tool_rounds.run_id AND t.round_id = tool_rounds.id) AS results
+         FROM tool_rounds WHERE ${where}`,
+      values,
+    );
+    const row = result.rows[0];
+    return row ? roundFromDb(row, row.results ?? []) : undefined;
+  }
+  const [rounds, results] = await together(
+    preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE ${where}${lock}`, values),
+    preparedQuery<ResultDbRow>(
+      db,
+      `SELECT ${RESULT_COLUMNS} FROM tool_results WHERE run_id = $1 AND round_id = (SELECT id FROM tool_rounds WHERE ${where}) ORDER BY completion_seq`,
+      values,
+    ),
+  );
+  const row = rounds.rows[0];
+  return row ? roundFromDb(row, results.rows) : undefined;
+}
+
 export function findRound(db: Queryable, runId: string, roundId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  return roundWithResults(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND id = $2${lock === "lock" ? " FOR UPDATE" : ""}`, "$2", [runId, roundId]);
+  return roundWithResults(db, "run_id = $1 AND id = $2", [runId, roundId], lock === "lock" ? " FOR UPDATE" : "");
 }
 
 export function findRoundByCallIndex(db: Queryable, runId: string, providerCallIndex: number): Promise<ToolRoundRow | undefined> {
-  return roundWithResults(
-    db,
-    `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2`,
-    "SELECT id FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2",
-    [runId, providerCallIndex],
-  );
+  return roundWithResults(db, "run_id = $1 AND provider_call_index = $2", [runId, providerCallIndex], "");
 }
 
 /** `share` waits for a result commit in progress, so version and results are read consistently. */
 export function findOpenRound(db: Queryable, runId: string, lock: "share" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  return roundWithResults(
-    db,
-    `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND status = 'open'${lock === "share" ? " FOR SHARE" : ""}`,
-    "SELECT id FROM tool_rounds WHERE run_id = $1 AND status = 'open'",
-    [runId],
-  );
+  return roundWithResults(db, "run_id = $1 AND status = 'open'", [runId], lock === "share" ? " FOR SHARE" : "");
 }
 
 export interface NewToolRound {
