@@ -84,9 +84,3 @@ export async function ensureConversation(db: Queryable, conversationId: string, 
   if (owner === undefined) throw new Error(`conversation ${conversationId} vanished after insert`);
   return owner === memberId ? ok(undefined) : reject("forbidden", `conversation ${conversationId} belongs to another member`);
 }
-
-/** When the retention job last deleted the conversation's content (null = never). */
-export async function contentPurgedAt(db: Queryable, conversationId: string): Promise<Date | null> {
-  const result = await preparedQuery<{ content_purged_at: Date | null }>(db, "SELECT content_purged_at FROM conversations WHERE id = $1", [conversationId]);
-  return result.rows[0]?.content_purged_at ?? null;
-}

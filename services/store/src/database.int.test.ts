@@ -9,7 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "@byok/platform";
 import { createTestDatabase, waitFor, type TestDatabase } from "@byok/test-support/infra";
-import { createPool, DatabaseFailure, inTransaction } from "./database.ts";
+import { commitBehind, createPool, DatabaseFailure, inTransaction, preparedQuery, together } from "./database.ts";
 import { ok } from "./outcome.ts";
 
 describe("a transaction whose connection is lost", () => {
@@ -48,6 +48,91 @@ describe("a transaction whose connection is lost", () => {
       expect(again).toEqual(ok(1));
     } finally {
       process.off("uncaughtException", onUncaught);
+    }
+  });
+});
+
+/**
+ * Statements issued together (one round trip on the pipelined pool) and a
+ * COMMIT written behind the transaction's last statement: a failure anywhere
+ * still rolls the whole transaction back, surfaces as a DatabaseFailure and
+ * leaves no statement unheard.
+ */
+describe("pipelined transactions", () => {
+  let db: TestDatabase;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = createPool(db.url, 2, silentLogger());
+    await pool.query("CREATE TABLE marks (id integer PRIMARY KEY)");
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  async function marks(): Promise<number[]> {
+    return (await pool.query<{ id: number }>("SELECT id FROM marks ORDER BY id")).rows.map((r) => r.id);
+  }
+
+  it("runs statements issued together in order, each seeing the ones before", async () => {
+    await pool.query("TRUNCATE marks");
+    const outcome = await inTransaction(pool, async (tx) => {
+      const [, seen] = await together(
+        preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [1]),
+        preparedQuery<{ n: number }>(tx, "SELECT count(*)::integer AS n FROM marks WHERE id = $1", [1]),
+      );
+      return ok(seen.rows[0]!.n);
+    });
+    expect(outcome).toEqual(ok(1));
+    expect(await marks()).toEqual([1]);
+  });
+
+  it("commits behind the last statement, and a failing last statement rolls everything back", async () => {
+    await pool.query("TRUNCATE marks");
+    const committed = await inTransaction(pool, async (tx) => {
+      await preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [1]);
+      return commitBehind(preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [2]).then(() => "written"));
+    });
+    expect(committed).toEqual(ok("written"));
+    expect(await marks()).toEqual([1, 2]);
+
+    const failed = await inTransaction(pool, async (tx) => {
+      await preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [3]);
+      // A duplicate key: the transaction aborts and the COMMIT behind it only rolls back.
+      return commitBehind(preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [1]));
+    }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(DatabaseFailure);
+    expect((failed as DatabaseFailure).kind).toBe("constraint");
+    expect(await marks()).toEqual([1, 2]);
+  });
+
+  it("a failure among statements issued together fails the transaction once all have answered", async () => {
+    await pool.query("TRUNCATE marks");
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const failed = await inTransaction(pool, async (tx) => {
+        await together(
+          preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [5]),
+          preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [5]),
+          // Behind the failure, in the aborted transaction: fails too, and is heard.
+          preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [6]),
+        );
+        return ok(undefined);
+      }).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(DatabaseFailure);
+      expect((failed as DatabaseFailure).kind).toBe("constraint");
+      expect(await marks()).toEqual([]);
+      // The connection is clean for the next transaction (no transaction left open, no statement pending).
+      const again = await inTransaction(pool, async (tx) => commitBehind(preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [7])));
+      expect(again.kind).toBe("ok");
+      expect(await marks()).toEqual([7]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
     }
   });
 });

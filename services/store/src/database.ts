@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { migrate } from "postgres-migrations";
 import type { Logger } from "@byok/platform";
-import type { Outcome } from "./outcome.ts";
+import { ok, type Outcome } from "./outcome.ts";
 
 export type Queryable = pg.Pool | pg.PoolClient;
 export type Transaction = pg.PoolClient;
@@ -74,8 +74,14 @@ export function toDatabaseFailure(error: unknown): DatabaseFailure {
   return new DatabaseFailure("unknown", message, code, { cause: error });
 }
 
+/**
+ * The pool's connections are pipelined: a statement is written as soon as it is
+ * issued, not when the one before it has answered. Code that awaits each
+ * statement behaves as before; statements issued together (`together`, and a
+ * transaction's BEGIN and COMMIT, see inTransaction) share one round trip.
+ */
 export function createPool(databaseUrl: string, maxConnections: number, log: Logger): pg.Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections, pipeline: true });
   // An idle client losing its connection must not crash the process.
   pool.on("error", (err) => log.warn({ err: toDatabaseFailure(err) }, "idle database connection failed"));
   return pool;
@@ -125,11 +131,55 @@ export async function runMigrations(pool: pg.Pool, log: Logger): Promise<void> {
 }
 
 /**
- * Runs `work` in one READ COMMITTED transaction: commits when it returns ok,
- * rolls back when it returns a rejection or throws. Serialization failures and
- * deadlocks are retried a few times before they surface as a conflict.
+ * How a transaction's work ends: an outcome (ok commits, a rejection rolls
+ * back), or `commitBehind` its last statement.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<Outcome<T>>): Promise<Outcome<T>> {
+export type TransactionEnd<T> = Outcome<T> | { readonly kind: "commit_behind"; readonly last: Promise<T> };
+
+/**
+ * Ends a transaction with its last statement, already issued and not awaited:
+ * the COMMIT is written right behind it, so the two share one round trip. The
+ * outcome is ok with `last`'s value. A failing statement aborts the transaction
+ * (the COMMIT then only rolls it back) and its error is thrown as from any
+ * statement. Every statement of `last` must be issued already (no statement
+ * issued after an await inside it: that one would land behind the COMMIT,
+ * outside the transaction), and `last` must only fail by a statement failing:
+ * what it computes after the statements answered runs once the COMMIT is on
+ * its way.
+ */
+export function commitBehind<T>(last: Promise<T>): TransactionEnd<T> {
+  // Heard at once: it may fail before the transaction awaits it.
+  last.catch(() => undefined);
+  return { kind: "commit_behind", last };
+}
+
+/**
+ * Awaits statements issued together, in the order they were issued. On a
+ * pipelined connection (createPool) they were written without waiting for
+ * each other: one round trip for all. The server still runs them one after
+ * the other, each with a fresh snapshot (READ COMMITTED) and the locks the
+ * earlier ones took, so a read issued behind a locking statement sees the
+ * locked rows as they are. The first failure is thrown once every statement
+ * has answered (none is left unheard).
+ */
+export async function together<T extends readonly unknown[]>(...statements: { readonly [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(statements);
+  const values: unknown[] = [];
+  for (const result of settled) {
+    if (result.status === "rejected") throw result.reason;
+    values.push(result.value);
+  }
+  return values as unknown as T;
+}
+
+/**
+ * Runs `work` in one READ COMMITTED transaction: commits when it returns ok
+ * (or `commitBehind`), rolls back when it returns a rejection or throws.
+ * Serialization failures and deadlocks are retried a few times before they
+ * surface as a conflict. BEGIN is not awaited before `work` starts: its first
+ * statement goes out right behind BEGIN (one round trip for both).
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<TransactionEnd<T>>): Promise<Outcome<T>> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await attemptTransaction(pool, work);
@@ -140,15 +190,26 @@ export async function inTransaction<T>(pool: pg.Pool, work: (tx: Transaction) =>
   }
 }
 
-async function attemptTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<Outcome<T>>): Promise<Outcome<T>> {
+async function attemptTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<TransactionEnd<T>>): Promise<Outcome<T>> {
   const { client, release } = await checkOut(pool);
   let broken = false;
+  // BEGIN cannot fail on a connection that still answers: a lost one fails the statements behind it too.
+  const begun = client.query("BEGIN").then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
   try {
-    await client.query("BEGIN");
-    const outcome = await work(client);
-    await client.query(outcome.kind === "ok" ? "COMMIT" : "ROLLBACK");
-    return outcome;
+    const end = await work(client);
+    const beginFailed = await begun;
+    if (beginFailed) throw beginFailed.error;
+    if (end.kind === "commit_behind") {
+      const [value] = await together(end.last, client.query("COMMIT"));
+      return ok(value);
+    }
+    await client.query(end.kind === "ok" ? "COMMIT" : "ROLLBACK");
+    return end;
   } catch (error) {
+    await begun;
     try {
       await client.query("ROLLBACK");
     } catch {

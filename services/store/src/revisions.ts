@@ -74,30 +74,44 @@ export async function findRunAppend(db: Queryable, runId: string, appendKey: str
   return row ? fromDb(row) : undefined;
 }
 
+/** The SQL of the head revision's id of the conversation of run `$1`. */
+const HEAD_OF_RUN = "SELECT c.head_revision_id FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = $1";
+
 /**
- * findRunAppend and findRevision in one query: the revision `runId` appended
- * under `appendKey` (if it did) and the revision `revisionId` (null: none asked).
+ * The head revision of `runId`'s conversation, read by this statement: issued
+ * behind the statement that locks the conversation (in one round trip with it),
+ * it reads the head the lock holds. Undefined: no run, or an empty conversation.
  */
-export async function findRunAppendAndRevision(
+export async function findRunHead(db: Queryable, runId: string): Promise<RevisionRow | undefined> {
+  const result = await preparedQuery<RevisionDbRow>(db, `SELECT ${REVISION_COLUMNS} FROM revisions WHERE id = (${HEAD_OF_RUN})`, [runId]);
+  const row = result.rows[0];
+  return row ? fromDb(row) : undefined;
+}
+
+/**
+ * findRunAppend and the head of the run's conversation in one query (the head
+ * is read by this statement): issued behind the statement that locks
+ * the conversation (write-guards.ts lockRunConversation, in one round trip with
+ * it), it reads the head the lock holds.
+ */
+export async function findRunAppendAndHead(
   db: Queryable,
   runId: string,
   appendKey: string,
-  revisionId: string | null,
-): Promise<{ readonly earlier: RevisionRow | undefined; readonly revision: RevisionRow | undefined }> {
-  const asked = revisionId !== null && isRevisionId(revisionId) ? revisionId : null;
-  const result = await preparedQuery<RevisionDbRow & { earlier: boolean | null }>(
+): Promise<{ readonly earlier: RevisionRow | undefined; readonly head: RevisionRow | undefined }> {
+  const result = await preparedQuery<RevisionDbRow & { earlier: boolean; is_head: boolean | null }>(
     db,
-    `SELECT ${REVISION_COLUMNS}, (run_id = $1 AND append_key = $2) AS earlier FROM revisions
-      WHERE (run_id = $1 AND append_key = $2) OR id = $3::uuid`,
-    [runId, appendKey, asked],
+    `SELECT ${REVISION_COLUMNS}, (run_id = $1 AND append_key = $2) AS earlier, id = (${HEAD_OF_RUN}) AS is_head FROM revisions
+      WHERE (run_id = $1 AND append_key = $2) OR id = (${HEAD_OF_RUN})`,
+    [runId, appendKey],
   );
   let earlier: RevisionRow | undefined;
-  let revision: RevisionRow | undefined;
+  let head: RevisionRow | undefined;
   for (const row of result.rows) {
     if (row.earlier === true) earlier = fromDb(row);
-    if (row.id === asked) revision = fromDb(row);
+    if (row.is_head === true) head = fromDb(row);
   }
-  return { earlier, revision };
+  return { earlier, head };
 }
 
 /**

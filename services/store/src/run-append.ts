@@ -6,10 +6,10 @@
  */
 import type pg from "pg";
 import type { Message } from "@byok/contracts";
-import { inTransaction } from "./database.ts";
+import { commitBehind, inTransaction, together } from "./database.ts";
 import { canonicalMessage, listDigest } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
-import { findRunAppendAndRevision, prepareAppend } from "./revisions.ts";
+import { findRunAppendAndHead, prepareAppend } from "./revisions.ts";
 import { appendMovingRunHead } from "./run-rows.ts";
 import { lockRunConversation, writeRejection } from "./write-guards.ts";
 
@@ -34,24 +34,25 @@ export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promi
   const appendKey =
     input.providerCallIndex > 0 ? `call:${input.providerCallIndex}` : `messages:${input.expectedHeadRevisionId}:${listDigest(messages)}`;
   return inTransaction<AppendedMessages>(pool, async (tx) => {
-    const locked = await lockRunConversation(tx, input.runId);
+    // First round trip (behind BEGIN): the locks, then the earlier append (a repeat) and the head
+    // (the parent of a new append), read behind the locks.
+    const [locked, { earlier, head }] = await together(lockRunConversation(tx, input.runId), findRunAppendAndHead(tx, input.runId, appendKey));
     if (locked.kind !== "ok") return locked;
     const { conversation } = locked.value;
-    // The earlier append (a repeat) and the head (the parent of a new append) in one read.
-    const { earlier, revision: head } = await findRunAppendAndRevision(tx, input.runId, appendKey, conversation.headRevisionId);
     if (earlier) return ok({ revisionId: earlier.id, repeated: true });
     const refused = writeRejection(conversation, input.runId, input.expectedHeadRevisionId);
     if (refused) return { kind: "rejected", rejection: refused };
     const parent = conversation.headRevisionId === null ? null : head;
-    if (parent === undefined) throw new Error(`conversation ${conversation.id} head ${conversation.headRevisionId} not found`);
+    if (parent === undefined || (parent !== null && parent.id !== conversation.headRevisionId))
+      throw new Error(`conversation ${conversation.id} head ${conversation.headRevisionId} not found`);
     // The call's context anchor (the head it was built from) is written with the head move,
-    // and the head moves in the statement that appends (one round trip).
+    // and the head moves in the statement that appends; COMMIT rides behind it (second round trip).
     const anchor =
       parent !== null && input.requestInputTokens !== undefined
         ? { revisionId: parent.id, messageCount: parent.messageCount, inputTokens: input.requestInputTokens }
         : undefined;
     const append = prepareAppend({ conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
-    await appendMovingRunHead(tx, append, { conversationId: conversation.id, runId: input.runId, providerCallIndex: input.providerCallIndex, anchor });
-    return ok({ revisionId: append.revision.id, repeated: false });
+    const written = appendMovingRunHead(tx, append, { conversationId: conversation.id, runId: input.runId, providerCallIndex: input.providerCallIndex, anchor });
+    return commitBehind(written.then(() => ({ revisionId: append.revision.id, repeated: false })));
   });
 }

@@ -8,13 +8,13 @@
  */
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
-import { contentPurgedAt, createOrLockConversation, ensureConversationLocked } from "./conversations.ts";
-import { inTransaction } from "./database.ts";
+import { createOrLockConversation, ensureConversationLocked } from "./conversations.ts";
+import { commitBehind, inTransaction, together } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { findRevision, prepareAppend, type RevisionRow } from "./revisions.ts";
-import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, supersedeRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
 import { lockRunConversation } from "./write-guards.ts";
 
 export interface BeginRunInput {
@@ -60,18 +60,26 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       if (refused.kind !== "ok") return refused;
       throw new Error("a begin without conversation or member id was not refused");
     }
-    // The conversation is created or locked first (a refused begin rolls a created one back), then a
-    // statement after the lock counts a repeated begin (also one that committed while we waited).
-    await createOrLockConversation(tx, input.conversationId, input.memberId);
-    const { run: known, conversation } = await countRepeatedBeginWithConversation(tx, input.runId, input.conversationId);
+    // One round trip (behind BEGIN) for everything the begin reads. The conversation is created or
+    // locked first (a refused begin rolls a created one back); the statements behind the lock see it
+    // as locked: one counts a repeated begin (also one that committed while we waited) and reads the
+    // conversation, the others read what the begin may need (the parent run, the once client ids
+    // taken, the base revision).
+    const onceIds = [...new Set(input.onceClientIds.filter((id) => id !== ""))];
+    const [, counted, parent, taken, found] = await together(
+      createOrLockConversation(tx, input.conversationId, input.memberId),
+      countRepeatedBeginWithConversation(tx, input.runId, input.conversationId),
+      input.parentRunId !== "" ? findRun(tx, input.parentRunId) : Promise.resolve(undefined),
+      onceIds.length > 0 ? takenClientIds(tx, input.conversationId, onceIds) : Promise.resolve(new Map<string, string>()),
+      input.baseRevisionId !== "" ? findRevision(tx, input.baseRevisionId) : Promise.resolve(undefined),
+    );
+    const { run: known, conversation } = counted;
     if (known) return repeatedBegin(known, input);
     if (!conversation) throw new Error(`conversation ${input.conversationId} vanished after insert`);
     if (conversation.memberId !== input.memberId) return reject("forbidden", `conversation ${input.conversationId} belongs to another member`);
+    if (parent && parent.memberId !== input.memberId) return reject("forbidden", `parent run ${input.parentRunId} belongs to another member`);
 
-    if (input.parentRunId !== "") {
-      const parent = await findRun(tx, input.parentRunId);
-      if (parent && parent.memberId !== input.memberId) return reject("forbidden", `parent run ${input.parentRunId} belongs to another member`);
-    }
+    // The writes and COMMIT go in the second round trip (commitBehind).
     const newRun = {
       id: input.runId,
       conversationId: conversation.id,
@@ -80,19 +88,14 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       parentToolCallId: input.parentToolCallId,
       modelId: input.modelId,
     };
-    const onceIds = [...new Set(input.onceClientIds.filter((id) => id !== ""))];
-    if (onceIds.length > 0) {
-      const taken = await takenClientIds(tx, conversation.id, onceIds);
-      if (taken.size === onceIds.length) {
-        const run = await insertRun(tx, { ...newRun, startRevisionId: null }, "completed");
-        return ok({ run, supersededRunId: null, duplicateOf: taken.get(onceIds[0] as string) ?? null });
-      }
+    if (onceIds.length > 0 && taken.size === onceIds.length) {
+      const duplicateOf = taken.get(onceIds[0] as string) ?? null;
+      return commitBehind(insertRun(tx, { ...newRun, startRevisionId: null }, "completed").then((run) => ({ run, supersededRunId: null, duplicateOf })));
     }
 
     let base: RevisionRow | null = null;
     if (input.baseRevisionId !== "") {
-      const found = await findRevision(tx, input.baseRevisionId);
-      if (!found && (await contentPurgedAt(tx, conversation.id)) !== null) {
+      if (!found && counted.contentPurged) {
         // The retention job deleted the history between the client's history.import and this begin.
         return reject(
           "invalid",
@@ -104,26 +107,26 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       base = found;
     }
 
-    let supersededRunId: string | null = null;
-    if (conversation.activeRunId !== null) {
-      const previous = await findRun(tx, conversation.activeRunId, "lock");
-      if (previous?.status === "running") {
-        await terminateRun(tx, previous.id, { status: "cancelled", failureKind: null, failureMessage: `superseded by run ${input.runId}`, usage: undefined });
-        supersededRunId = previous.id;
-      }
-    }
-
-    // The initial messages are written by the statement that inserts the run (one round trip).
+    // The active run, if still running, is cancelled (superseded) by the statement that locks it
+    // (conversation, then run: the lock order); the run is inserted behind it.
+    const previousId = conversation.activeRunId;
+    const superseding = previousId !== null ? supersedeRun(tx, previousId, input.runId) : Promise.resolve(false);
+    // The initial messages are written by the statement that inserts the run.
     const append = initial.length > 0 ? prepareAppend({ conversationId: conversation.id, parent: base, messages: initial, run: { runId: input.runId, appendKey: "begin" } }) : undefined;
-    const appended = append?.revision ?? null;
-    const start = appended ?? base;
-    const run = await insertActiveRun(tx, { ...newRun, startRevisionId: start?.id ?? null }, append);
-    if (base === null && appended !== null) {
-      // A new revision has no context anchor and no compaction: its history is exactly the initial messages.
-      const startHistory = { chain: [appended.id], messageIds: [...appended.messageIds], messages: initial.map((m) => m.message) };
-      return ok({ run, supersededRunId, duplicateOf: null, startHistory });
-    }
-    return ok({ run, supersededRunId, duplicateOf: null });
+    const inserted = insertActiveRun(tx, newRun, append ?? { revisionId: base?.id ?? null });
+    const written = together(superseding, inserted);
+    return commitBehind(
+      written.then(([superseded, run]): BegunRun => {
+        const supersededRunId = superseded ? previousId : null;
+        if (base === null && append !== undefined) {
+          // A new revision has no context anchor and no compaction: its history is exactly the initial messages.
+          const appended = append.revision;
+          const startHistory = { chain: [appended.id], messageIds: [...appended.messageIds], messages: initial.map((m) => m.message) };
+          return { run, supersededRunId, duplicateOf: null, startHistory };
+        }
+        return { run, supersededRunId, duplicateOf: null };
+      }),
+    );
   });
 }
 
@@ -148,13 +151,15 @@ export function finishRun(pool: pg.Pool, input: FinishRunInput): Promise<Outcome
     if (input.beginCount > 0 && run.beginCount > input.beginCount) {
       return reject("not_active", `run ${run.id} was begun again (begin ${run.beginCount}); begin ${input.beginCount} cannot finish it`);
     }
-    // The run ends and (when it is the active one) releases its conversation, in one statement.
-    const finished = await terminateRun(
-      tx,
-      run.id,
-      { status: input.status, failureKind: input.status === "failed" ? input.failureKind : null, failureMessage: input.failureMessage, usage: input.usage },
-      conversation.activeRunId === run.id ? conversation.id : undefined,
+    // The run ends and (when it is the active one) releases its conversation, in one statement;
+    // COMMIT rides behind it (the second round trip; the lock went behind BEGIN).
+    return commitBehind(
+      terminateRun(
+        tx,
+        run.id,
+        { status: input.status, failureKind: input.status === "failed" ? input.failureKind : null, failureMessage: input.failureMessage, usage: input.usage },
+        conversation.activeRunId === run.id ? conversation.id : undefined,
+      ),
     );
-    return ok(finished);
   });
 }

@@ -86,24 +86,27 @@ export async function countRepeatedBegin(tx: Transaction, runId: string): Promis
  * After createOrLockConversation: counts a repeated begin of `runId` and reads
  * the (locked) conversation in one statement. A statement after the lock, so it
  * sees a first begin of the same run that committed while this one waited.
+ * `contentPurged`: the retention job has deleted the conversation's content.
  */
 export async function countRepeatedBeginWithConversation(
   tx: Transaction,
   runId: string,
   conversationId: string,
-): Promise<{ readonly run: RunRow | undefined; readonly conversation: ConversationRow | undefined }> {
-  const result = await preparedQuery<RunDbRow & { c_id: string; c_member_id: string; c_head_revision_id: string | null; c_active_run_id: string | null; counted: boolean }>(
+): Promise<{ readonly run: RunRow | undefined; readonly conversation: ConversationRow | undefined; readonly contentPurged: boolean }> {
+  const result = await preparedQuery<
+    RunDbRow & { c_id: string; c_member_id: string; c_head_revision_id: string | null; c_active_run_id: string | null; c_purged: boolean; counted: boolean }
+  >(
     tx,
     `WITH counted AS (UPDATE runs SET begin_count = begin_count + 1, updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS})
      SELECT c.id AS c_id, c.member_id AS c_member_id, c.head_revision_id AS c_head_revision_id, c.active_run_id AS c_active_run_id,
-            counted.id IS NOT NULL AS counted, counted.*
+            c.content_purged_at IS NOT NULL AS c_purged, counted.id IS NOT NULL AS counted, counted.*
        FROM conversations c LEFT JOIN counted ON true WHERE c.id = $2`,
     [runId, conversationId],
   );
   const row = result.rows[0];
-  if (!row) return { run: undefined, conversation: undefined };
+  if (!row) return { run: undefined, conversation: undefined, contentPurged: false };
   const conversation: ConversationRow = { id: row.c_id, memberId: row.c_member_id, headRevisionId: row.c_head_revision_id, activeRunId: row.c_active_run_id };
-  return { run: row.counted ? runFromDb(row) : undefined, conversation };
+  return { run: row.counted ? runFromDb(row) : undefined, conversation, contentPurged: row.c_purged };
 }
 
 /** What a new run row is inserted with (head = start revision). */
@@ -123,20 +126,19 @@ export async function insertRun(tx: Transaction, run: NewRun, status: "running" 
 /**
  * Inserts a running run that takes its conversation over (the caller holds the
  * conversation lock): the conversation's active run and head are set in the
- * same statement. With `append` (the run's initial messages, not written yet)
- * the same statement writes them too, and the run starts at their revision:
- * one round trip for what run.begin writes.
+ * same statement. The run starts at `start`: an existing revision, or an
+ * append not written yet (the run's initial messages), which the same
+ * statement writes: one round trip for what run.begin writes.
  */
-export async function insertActiveRun(tx: Transaction, run: NewRun, append?: PreparedAppend): Promise<RunRow> {
-  if (append !== undefined) {
-    if (run.startRevisionId !== append.revision.id) throw new Error("a run inserted with its initial append starts at that append's revision");
+export async function insertActiveRun(tx: Transaction, run: Omit<NewRun, "startRevisionId">, start: PreparedAppend | { readonly revisionId: string | null }): Promise<RunRow> {
+  if ("values" in start) {
     const result = await preparedQuery<RunDbRow>(
       tx,
       `WITH ${APPEND_CTES},
        takeover AS (UPDATE conversations SET active_run_id = $11, head_revision_id = $1, updated_at = now() WHERE id = $12)
        INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
        VALUES ($11, $12, $13, NULLIF($14, ''), NULLIF($15, ''), $16, 'running', $1, $1) RETURNING ${RUN_COLUMNS}`,
-      [...append.values, run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId],
+      [...start.values, run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId],
     );
     return runFromDb(result.rows[0] as RunDbRow);
   }
@@ -145,7 +147,7 @@ export async function insertActiveRun(tx: Transaction, run: NewRun, append?: Pre
     `WITH takeover AS (UPDATE conversations SET active_run_id = $1, head_revision_id = $7, updated_at = now() WHERE id = $2)
      INSERT INTO runs (id, conversation_id, member_id, parent_run_id, parent_tool_call_id, model_id, status, start_revision_id, head_revision_id)
      VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6, 'running', $7, $7) RETURNING ${RUN_COLUMNS}`,
-    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, run.startRevisionId],
+    [run.id, run.conversationId, run.memberId, run.parentRunId, run.parentToolCallId, run.modelId, start.revisionId],
   );
   return runFromDb(result.rows[0] as RunDbRow);
 }
@@ -181,6 +183,21 @@ export async function terminateRun(tx: Transaction, runId: string, end: RunTermi
     [runId, end.status, end.failureKind, end.failureMessage, usageToJson(end.usage), releaseConversationId ?? null],
   );
   return runFromDb(result.rows[0] as RunDbRow);
+}
+
+/**
+ * Cancels `runId` when it is still running: superseded by `byRunId`, which takes
+ * its conversation over (the caller holds that conversation's lock). True when
+ * it was running.
+ */
+export async function supersedeRun(tx: Transaction, runId: string, byRunId: string): Promise<boolean> {
+  const result = await preparedQuery(
+    tx,
+    `UPDATE runs SET status = 'cancelled', failure_kind = NULL, failure_message = $2, finished_at = now(), updated_at = now()
+      WHERE id = $1 AND status = 'running'`,
+    [runId, `superseded by run ${byRunId}`],
+  );
+  return (result.rowCount ?? 0) > 0;
 }
 
 /** A context anchor to record with a head move (context-anchors.ts; first measurement wins). */

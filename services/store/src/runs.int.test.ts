@@ -103,6 +103,7 @@ describe("runs", () => {
       expect(next.supersededRunId).toBe("old");
       const oldRun = await store.call("getRun", { runId: "old" });
       expect(oldRun.run!.status).toBe(RunStatus.CANCELLED);
+      expect(oldRun.run!.failureMessage).toBe("superseded by run new");
       expect((await store.call("getConversation", { conversationId: "c1" })).activeRunId).toBe("new");
 
       // A late append of the old run cannot move the head, even onto the head it last saw.

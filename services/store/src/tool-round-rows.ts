@@ -1,7 +1,7 @@
 /** The tool_rounds and tool_results tables: row shapes and reads. */
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { AssistantMessageSchema, ToolCallPartSchema, type AssistantMessage, type ToolCallPart } from "@byok/contracts";
-import { preparedQuery, type Queryable, type Transaction } from "./database.ts";
+import { preparedQuery, together, type Queryable, type Transaction } from "./database.ts";
 
 export interface ToolResultRow {
   readonly callId: string;
@@ -51,14 +51,9 @@ interface ResultDbRow {
 
 const ROUND_COLUMNS = "run_id, id, base_revision_id, assistant, calls, provider_call_index, status, version";
 
-async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<ToolRoundRow | undefined> {
-  if (!row) return undefined;
-  const results = await preparedQuery<ResultDbRow>(
-    db,
-    `SELECT call_id, completion_seq, content, is_error, revision_id FROM tool_results
-      WHERE run_id = $1 AND round_id = $2 ORDER BY completion_seq`,
-    [row.run_id, row.id],
-  );
+const RESULT_COLUMNS = "call_id, completion_seq, content, is_error, revision_id";
+
+function roundFromDb(row: RoundDbRow, results: readonly ResultDbRow[]): ToolRoundRow {
   return {
     runId: row.run_id,
     id: row.id,
@@ -68,7 +63,7 @@ async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<
     providerCallIndex: row.provider_call_index,
     settled: row.status === "settled",
     version: row.version,
-    results: results.rows.map((r) => ({
+    results: results.map((r) => ({
       callId: r.call_id,
       completionSeq: r.completion_seq,
       content: r.content,
@@ -78,25 +73,49 @@ async function withResults(db: Queryable, row: RoundDbRow | undefined): Promise<
   };
 }
 
-export async function findRound(db: Queryable, runId: string, roundId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND id = $2${lock === "lock" ? " FOR UPDATE" : ""}`, [
-    runId,
-    roundId,
-  ]);
-  return withResults(db, result.rows[0]);
+/**
+ * A round (`where` over tool_rounds, parameters `values`) with its results.
+ * Unlocked: one statement, one snapshot for both. Locked (`FOR UPDATE`, `FOR
+ * SHARE`): the results are read by a statement of their own issued behind the
+ * round's (one round trip for both), so they are those of the round as locked;
+ * a subquery of the locking statement would read them from before its wait.
+ */
+async function roundWithResults(db: Queryable, where: string, values: unknown[], lock: "" | " FOR UPDATE" | " FOR SHARE"): Promise<ToolRoundRow | undefined> {
+  if (lock === "") {
+    const result = await preparedQuery<RoundDbRow & { results: ResultDbRow[] | null }>(
+      db,
+      `SELECT ${ROUND_COLUMNS}, (SELECT json_agg(json_build_object('call_id', t.call_id, 'completion_seq', t.completion_seq, 'content', t.content,
+                'is_error', t.is_error, 'revision_id', t.revision_id) ORDER BY t.completion_seq)
+              FROM tool_results t WHERE t.run_id = tool_rounds.run_id AND t.round_id = tool_rounds.id) AS results
+         FROM tool_rounds WHERE ${where}`,
+      values,
+    );
+    const row = result.rows[0];
+    return row ? roundFromDb(row, row.results ?? []) : undefined;
+  }
+  const [rounds, results] = await together(
+    preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE ${where}${lock}`, values),
+    preparedQuery<ResultDbRow>(
+      db,
+      `SELECT ${RESULT_COLUMNS} FROM tool_results WHERE run_id = $1 AND round_id = (SELECT id FROM tool_rounds WHERE ${where}) ORDER BY completion_seq`,
+      values,
+    ),
+  );
+  const row = rounds.rows[0];
+  return row ? roundFromDb(row, results.rows) : undefined;
 }
 
-export async function findRoundByCallIndex(db: Queryable, runId: string, providerCallIndex: number): Promise<ToolRoundRow | undefined> {
-  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND provider_call_index = $2`, [runId, providerCallIndex]);
-  return withResults(db, result.rows[0]);
+export function findRound(db: Queryable, runId: string, roundId: string, lock: "lock" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
+  return roundWithResults(db, "run_id = $1 AND id = $2", [runId, roundId], lock === "lock" ? " FOR UPDATE" : "");
+}
+
+export function findRoundByCallIndex(db: Queryable, runId: string, providerCallIndex: number): Promise<ToolRoundRow | undefined> {
+  return roundWithResults(db, "run_id = $1 AND provider_call_index = $2", [runId, providerCallIndex], "");
 }
 
 /** `share` waits for a result commit in progress, so version and results are read consistently. */
-export async function findOpenRound(db: Queryable, runId: string, lock: "share" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
-  const result = await preparedQuery<RoundDbRow>(db, `SELECT ${ROUND_COLUMNS} FROM tool_rounds WHERE run_id = $1 AND status = 'open'${lock === "share" ? " FOR SHARE" : ""}`, [
-    runId,
-  ]);
-  return withResults(db, result.rows[0]);
+export function findOpenRound(db: Queryable, runId: string, lock: "share" | "no-lock" = "no-lock"): Promise<ToolRoundRow | undefined> {
+  return roundWithResults(db, "run_id = $1 AND status = 'open'", [runId], lock === "share" ? " FOR SHARE" : "");
 }
 
 export interface NewToolRound {
@@ -131,20 +150,26 @@ export interface NewToolResult extends ToolResultRow {
 }
 
 /** Inserts the result and bumps the round version (settling it when `settles`); returns the new version. */
+/**
+ * Inserts the result and bumps the round version (settling it when `settles`); returns the new version.
+ * Both statements are issued at once (one round trip).
+ */
 export async function insertResult(tx: Transaction, result: NewToolResult, settles: boolean): Promise<number> {
-  await preparedQuery(
-    tx,
-    `INSERT INTO tool_results (run_id, round_id, call_id, completion_seq, content, is_error, revision_id)
+  const [, updated] = await together(
+    preparedQuery(
+      tx,
+      `INSERT INTO tool_results (run_id, round_id, call_id, completion_seq, content, is_error, revision_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [result.runId, result.roundId, result.callId, result.completionSeq, result.content, result.isError, result.revisionId],
-  );
-  const updated = await preparedQuery<{ version: number }>(
-    tx,
-    `UPDATE tool_rounds SET version = version + 1,
+      [result.runId, result.roundId, result.callId, result.completionSeq, result.content, result.isError, result.revisionId],
+    ),
+    preparedQuery<{ version: number }>(
+      tx,
+      `UPDATE tool_rounds SET version = version + 1,
             status = CASE WHEN $3::boolean THEN 'settled' ELSE status END,
             settled_at = CASE WHEN $3::boolean THEN now() ELSE settled_at END
       WHERE run_id = $1 AND id = $2 RETURNING version`,
-    [result.runId, result.roundId, settles],
+      [result.runId, result.roundId, settles],
+    ),
   );
   return (updated.rows[0] as { version: number }).version;
 }

@@ -9,10 +9,10 @@ import { create } from "@bufbuild/protobuf";
 import type pg from "pg";
 import { AssistantMessageSchema, MessageSchema, type AssistantMessage, type ContentPart, type Message, type ToolCallPart } from "@byok/contracts";
 import { recordContextAnchor } from "./context-anchors.ts";
-import { inTransaction } from "./database.ts";
+import { commitBehind, inTransaction, together } from "./database.ts";
 import { canonicalMessage, replaceNul } from "./message-codec.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
-import { findRevision, loadRevisionOwnMessages, prepareAppend } from "./revisions.ts";
+import { findRunHead, loadRevisionOwnMessages, prepareAppend } from "./revisions.ts";
 import { appendMovingRunHead, findRun, recordProviderCallIndex } from "./run-rows.ts";
 import { findOpenRound, findRound, findRoundByCallIndex, insertResult, insertRound, roundTip, type ToolRoundRow } from "./tool-round-rows.ts";
 import { lockRunConversation, writeRejection } from "./write-guards.ts";
@@ -54,20 +54,23 @@ export function createToolRound(pool: pg.Pool, input: CreateToolRoundInput): Pro
   const shaped = roundAssistant(input.assistant);
   if (shaped.kind !== "ok") return Promise.resolve(shaped);
   return inTransaction<CreatedToolRound>(pool, async (tx) => {
-    const locked = await lockRunConversation(tx, input.runId);
+    // One round trip (behind BEGIN): the locks, then what the create decides on, read behind them.
+    const [locked, same, sameCall, open, head] = await together(
+      lockRunConversation(tx, input.runId),
+      findRound(tx, input.runId, input.roundId),
+      input.providerCallIndex > 0 ? findRoundByCallIndex(tx, input.runId, input.providerCallIndex) : Promise.resolve(undefined),
+      findOpenRound(tx, input.runId),
+      input.requestInputTokens !== undefined ? findRunHead(tx, input.runId) : Promise.resolve(undefined),
+    );
     if (locked.kind !== "ok") return locked;
     const { conversation } = locked.value;
-    const same = await findRound(tx, input.runId, input.roundId);
     if (same) return ok({ round: same, existing: true });
-    if (input.providerCallIndex > 0) {
-      const sameCall = await findRoundByCallIndex(tx, input.runId, input.providerCallIndex);
-      if (sameCall) return ok({ round: sameCall, existing: true });
-    }
+    if (sameCall) return ok({ round: sameCall, existing: true });
     const refused = writeRejection(conversation, input.runId, input.expectedHeadRevisionId);
     if (refused) return { kind: "rejected", rejection: refused };
-    const open = await findOpenRound(tx, input.runId);
     if (open) return reject("invalid", `run ${input.runId} already has the open tool round ${open.id}`);
-    const round = await insertRound(tx, {
+    // The writes and COMMIT in the second round trip.
+    const round = insertRound(tx, {
       runId: input.runId,
       id: input.roundId,
       baseRevisionId: conversation.headRevisionId,
@@ -75,12 +78,12 @@ export function createToolRound(pool: pg.Pool, input: CreateToolRoundInput): Pro
       calls: shaped.value.calls,
       providerCallIndex: input.providerCallIndex,
     });
-    await recordProviderCallIndex(tx, input.runId, input.providerCallIndex);
-    if (conversation.headRevisionId !== null && input.requestInputTokens !== undefined) {
-      const head = await findRevision(tx, conversation.headRevisionId);
-      if (head) await recordContextAnchor(tx, head, { inputTokens: input.requestInputTokens, runId: input.runId, providerCallIndex: input.providerCallIndex });
-    }
-    return ok({ round, existing: false });
+    const callIndex = recordProviderCallIndex(tx, input.runId, input.providerCallIndex);
+    const anchored =
+      head !== undefined && head.id === conversation.headRevisionId && input.requestInputTokens !== undefined
+        ? recordContextAnchor(tx, head, { inputTokens: input.requestInputTokens, runId: input.runId, providerCallIndex: input.providerCallIndex })
+        : Promise.resolve();
+    return commitBehind(together(round, callIndex, anchored).then(([created]) => ({ round: created, existing: false })));
   });
 }
 
@@ -120,10 +123,10 @@ function resultPair(round: ToolRoundRow, call: ToolCallPart, first: boolean, con
 export function commitToolResult(pool: pg.Pool, input: CommitToolResultInput): Promise<Outcome<CommittedToolResult>> {
   if (input.roundId === "" || input.callId === "") return Promise.resolve(reject("invalid", "round_id and call_id are required"));
   return inTransaction<CommittedToolResult>(pool, async (tx) => {
-    const locked = await lockRunConversation(tx, input.runId);
+    // One round trip (behind BEGIN): the locks (conversation, run, round), then the head, read behind them.
+    const [locked, round, head] = await together(lockRunConversation(tx, input.runId), findRound(tx, input.runId, input.roundId, "lock"), findRunHead(tx, input.runId));
     if (locked.kind !== "ok") return locked;
     const { conversation, run } = locked.value;
-    const round = await findRound(tx, input.runId, input.roundId, "lock");
     if (!round) return reject("not_found", `tool round ${input.roundId} of run ${input.runId} not found`);
 
     const earlier = round.results.find((r) => r.callId === input.callId);
@@ -146,24 +149,38 @@ export function commitToolResult(pool: pg.Pool, input: CommitToolResultInput): P
 
     const completionSeq = round.results.length + 1;
     const pair = resultPair(round, call, completionSeq === 1, replaceNul(input.content), input.isError).map(canonicalMessage);
-    const parent = tip === null ? null : await findRevision(tx, tip);
-    if (parent === undefined) throw new Error(`tool round ${round.id} tip revision ${tip} not found`);
-    // The head moves in the statement that appends (one round trip).
+    // Not refused: the tip is the conversation's head.
+    const parent = tip === null ? null : head;
+    if (parent === undefined || (parent !== null && parent.id !== tip)) throw new Error(`tool round ${round.id} tip revision ${tip} not found`);
+    // The head moves in the statement that appends; the result, the round's version and COMMIT go with it
+    // (the second round trip).
     const append = prepareAppend({
       conversationId: conversation.id,
       parent,
       messages: pair,
       run: { runId: input.runId, appendKey: JSON.stringify(["result", input.roundId, input.callId]) },
     });
-    await appendMovingRunHead(tx, append, { conversationId: conversation.id, runId: input.runId, providerCallIndex: round.providerCallIndex });
     const revision = append.revision;
     const settles = completionSeq === round.calls.length;
-    const roundVersion = await insertResult(
-      tx,
-      { runId: input.runId, roundId: round.id, callId: call.callId, completionSeq, content: replaceNul(input.content), isError: input.isError, revisionId: revision.id },
-      settles,
+    const written = together(
+      appendMovingRunHead(tx, append, { conversationId: conversation.id, runId: input.runId, providerCallIndex: round.providerCallIndex }),
+      insertResult(
+        tx,
+        { runId: input.runId, roundId: round.id, callId: call.callId, completionSeq, content: replaceNul(input.content), isError: input.isError, revisionId: revision.id },
+        settles,
+      ),
     );
-    return ok({ revisionId: revision.id, duplicate: false, roundSettled: settles, completionSeq, roundVersion, appended: pair.map((m) => m.message), beginCount: run.beginCount });
+    return commitBehind(
+      written.then(([, roundVersion]) => ({
+        revisionId: revision.id,
+        duplicate: false,
+        roundSettled: settles,
+        completionSeq,
+        roundVersion,
+        appended: pair.map((m) => m.message),
+        beginCount: run.beginCount,
+      })),
+    );
   });
 }
 
