@@ -41,15 +41,24 @@ function ownerRejection(conversationId: string, memberId: string): Outcome<never
   return undefined;
 }
 
-/** Creates the conversation for `memberId` if new, then locks it; FORBIDDEN when another member owns it. */
-export async function ensureConversationLocked(tx: Transaction, conversationId: string, memberId: string): Promise<Outcome<ConversationRow>> {
+/**
+ * Creates the conversation for `memberId` if new, then locks it; FORBIDDEN when another member owns it.
+ * `created`: this transaction inserted it (one statement: a row it inserted is its own until it commits,
+ * and has no revisions yet); an existing row is locked with a second.
+ */
+export async function ensureConversationLocked(tx: Transaction, conversationId: string, memberId: string): Promise<Outcome<ConversationRow & { readonly created: boolean }>> {
   const refused = ownerRejection(conversationId, memberId);
   if (refused) return refused;
-  await preparedQuery(tx, "INSERT INTO conversations (id, member_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [conversationId, memberId]);
+  const inserted = await preparedQuery<ConversationDbRow>(tx, `INSERT INTO conversations (id, member_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`, [
+    conversationId,
+    memberId,
+  ]);
+  const row = inserted.rows[0];
+  if (row) return ok({ ...fromDb(row), created: true });
   const conversation = await lockConversation(tx, conversationId);
   if (!conversation) throw new Error(`conversation ${conversationId} vanished after insert`);
   if (conversation.memberId !== memberId) return reject("forbidden", `conversation ${conversationId} belongs to another member`);
-  return ok(conversation);
+  return ok({ ...conversation, created: false });
 }
 
 /**

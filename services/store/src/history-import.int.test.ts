@@ -33,6 +33,23 @@ describe("history.import", () => {
     expect(count.rows[0].n).toBe(3);
   });
 
+  it("two imports of the same history into a new conversation at once make one revision (the second waits for the first's insert)", async () => {
+    const messages = [userText("hello", "u1"), assistantText("hi there")];
+    const [a, b] = await Promise.all([
+      store.call("importHistory", { conversationId: "c-new", memberId: "m1", messages }),
+      store.call("importHistory", { conversationId: "c-new", memberId: "m1", messages }),
+    ]);
+    expect(a.error).toBeUndefined();
+    expect(b.revisionId).toBe(a.revisionId);
+    const revisions = await store.sql("SELECT count(*)::int AS n FROM revisions WHERE conversation_id = 'c-new'");
+    expect(revisions.rows[0].n).toBe(1);
+    // A conversation that exists without revisions (an empty import created it) still looks for one.
+    await store.call("importHistory", { conversationId: "c-empty", memberId: "m1", messages: [] });
+    const first = await store.call("importHistory", { conversationId: "c-empty", memberId: "m1", messages });
+    const again = await store.call("importHistory", { conversationId: "c-empty", memberId: "m1", messages });
+    expect(again.revisionId).toBe(first.revisionId);
+  });
+
   it("recognises a history that a run committed, however it was split into revisions", async () => {
     const begun = await store.call("beginRun", { runId: "r1", conversationId: "c1", memberId: "m1", initialMessages: [userText("question", "u1")] });
     const appended = await store.call("appendMessages", {

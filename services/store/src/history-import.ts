@@ -51,8 +51,9 @@ export function importHistory(pool: pg.Pool, input: ImportHistoryInput): Promise
     }
     if (messages.length === 0) return ok({ revisionId: base?.id ?? "", reused: base !== null });
     const baseCount = base?.messageCount ?? 0;
-    // Digests of base + messages[0..i]: a stored revision with one of them has exactly that history.
-    const prefix = (await findLongestDigestMatch(tx, input.conversationId, prefixDigests(base?.digest ?? null, messages))) ?? base;
+    // Digests of base + messages[0..i]: a stored revision with one of them has exactly that history
+    // (a conversation this import created has none to look for).
+    const prefix = (conversation.value.created ? undefined : await findLongestDigestMatch(tx, input.conversationId, prefixDigests(base?.digest ?? null, messages))) ?? base;
     const matched = (prefix?.messageCount ?? 0) - baseCount;
     if (prefix && matched === messages.length) return ok({ revisionId: prefix.id, reused: true });
     const revision = await appendRevision(tx, {

@@ -2,7 +2,8 @@
  * `POST /agent.v1.AgentService/RunSSE` as Cursor sends it (Connect server
  * stream, `application/connect+proto`, an uncompressed request envelope, gzip
  * or nothing accepted for the answer) written straight on the node response:
- * each frame is encoded, enveloped and written, without connect-node's
+ * each frame is encoded and enveloped, and the frames of one pass of the event
+ * loop are written together (loop-batched-writes.ts), without connect-node's
  * per-frame pipeline of async iterables (serialize, compress, envelope, join)
  * and its per-request web Headers, URL and abort controllers.
  *
@@ -21,6 +22,7 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createEndStreamSerialization, endStreamFlag } from "@connectrpc/connect/protocol-connect";
 import { agent } from "@byok/cursor-protocol";
+import { LoopBatchedWrites } from "./loop-batched-writes.ts";
 import { nodeHeaders, readBody } from "./node-request.ts";
 import { runSseFrames, type RunSseDeps } from "./run-sse-handler.ts";
 
@@ -79,10 +81,13 @@ async function serve(req: IncomingMessage, res: ServerResponse, options: DirectR
   });
   const header: Record<string, string> = { "content-type": "application/connect+proto" };
   if (gzip) header["connect-content-encoding"] = "gzip";
-  const write = (flags: number, data: Uint8Array): boolean => {
+  // The frames of one pass of the event loop (e.g. the KV GETs a burst of answers starts) go out in one write.
+  const writes = new LoopBatchedWrites((chunk) => {
+    if (res.destroyed || res.writableEnded) return;
     if (!res.headersSent) res.writeHead(200, header);
-    return res.write(envelope(flags, data, gzip));
-  };
+    res.write(chunk);
+  });
+  const enqueue = (flags: number, data: Uint8Array): void => writes.push(envelope(flags, data, gzip));
   let error: ConnectError | undefined;
   try {
     const requestId = parseRequest(await readBody(req, options.readMaxBytes, false));
@@ -94,13 +99,15 @@ async function serve(req: IncomingMessage, res: ServerResponse, options: DirectR
     });
     for await (const frame of frames) {
       if (res.destroyed) continue;
-      if (!write(0, toBinary(agent.AgentServerMessageSchema, frame))) await drained(res);
+      enqueue(0, toBinary(agent.AgentServerMessageSchema, frame));
+      if (res.writableNeedDrain) await drained(res);
     }
   } catch (cause) {
     error = cause instanceof ConnectError ? cause : new ConnectError("internal error", Code.Internal, undefined, undefined, cause);
   }
   if (res.destroyed || res.writableEnded) return;
-  write(endStreamFlag, endStream.serialize({ metadata: new Headers(), error }));
+  enqueue(endStreamFlag, endStream.serialize({ metadata: new Headers(), error }));
+  writes.flush();
   res.end();
 }
 
