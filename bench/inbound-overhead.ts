@@ -142,6 +142,12 @@ async function waitReady(port: number, child: ChildProcess, memberKey: string): 
 const ms = (v: number): string => v.toFixed(2);
 const signed = (v: number): string => `${v >= 0 ? "+" : ""}${ms(v)}`;
 
+/** BENCH_PROF_DIR: the store and gateway processes write a .cpuprofile there when they exit. */
+function profileFlags(): string[] {
+  const dir = process.env["BENCH_PROF_DIR"];
+  return dir === undefined || dir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", dir];
+}
+
 /** A member created through the store once it answers (it migrates its database first). */
 async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise<string> {
   for (let i = 0; i < 300; i++) {
@@ -181,7 +187,7 @@ async function main(): Promise<void> {
   // The real store (its own process, a fresh database): member keys, policies and the ledger,
   // as every production request meets them.
   const db = await createTestDatabase();
-  const store = spawn(process.execPath, [...(process.env["BENCH_PROF_DIR"] ? ["--cpu-prof", "--cpu-prof-dir", process.env["BENCH_PROF_DIR"]] : []), "services/store/src/main.ts"], {
+  const store = spawn(process.execPath, [...profileFlags(), "services/store/src/main.ts"], {
     env: { ...process.env, DATABASE_URL: db.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "warn", METRICS_PORT: "0" },
     stdio: ["ignore", "inherit", "inherit"],
   });
@@ -196,7 +202,7 @@ async function main(): Promise<void> {
     }),
   );
   const port = await freePort();
-  const child = spawn(process.execPath, ["services/provider-gateway/src/main.ts"], {
+  const child = spawn(process.execPath, [...profileFlags(), "services/provider-gateway/src/main.ts"], {
     env: { ...process.env, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, GATEWAY_CONFIG: configPath, BENCH_PROVIDER_KEY: "sk-bench", INBOUND_PORT: String(port), LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"],
   });

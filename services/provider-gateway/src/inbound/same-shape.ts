@@ -144,24 +144,31 @@ function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: 
     if (!wrote && !res.destroyed && !res.writableEnded) res.flushHeaders();
   });
   const firstByteMs = Date.now() - call.started;
-  const forward = (text: string, raw: Buffer | undefined): void => {
-    const events = splitter.push(text);
-    let out: string | Buffer | undefined;
-    if (dropUsageChunk) {
-      // Event by event (complete events only), so the one left out never reaches the client.
-      let kept = "";
-      for (const event of events) if (watch.see(event)) kept += event.raw;
-      out = kept === "" ? undefined : kept;
-    } else {
-      for (const event of events) watch.see(event);
-      out = raw;
-    }
-    if (out === undefined) return;
+  const send = (out: string | Buffer): void => {
     wrote = true;
     const ok = res.write(out);
     if (!ok && !res.destroyed) {
       upstream.pause();
       res.once("drain", () => upstream.resume());
+    }
+  };
+  /** Complete events the watch reads, and with dropUsageChunk the ones it keeps. */
+  const watched = (text: string): string => {
+    let kept = "";
+    for (const event of splitter.push(text)) if (watch.see(event)) kept += event.raw;
+    return kept;
+  };
+  const forward = (text: string, raw: Buffer | undefined): void => {
+    // Whole events the watch has nothing to read in (most chunks) are passed on unsplit.
+    const plain = splitter.completes(text) && !watch.mayMatter(text);
+    if (dropUsageChunk) {
+      // Event by event (complete events only), so the one left out never reaches the client.
+      const out = plain ? text : watched(text);
+      if (out !== "") send(out);
+    } else {
+      // The chunk goes out first; the watch reads it afterwards, off the path to the client.
+      if (raw !== undefined) send(raw);
+      if (!plain) watched(text);
     }
   };
   return new Promise((resolve) => {

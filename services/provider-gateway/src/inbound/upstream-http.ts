@@ -12,7 +12,8 @@
  * message and code, a connection error, a header timeout, or an abort.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
+import { urlToHttpOptions } from "node:url";
 import type { PassThroughTarget } from "../adapters/adapter.ts";
 import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
 
@@ -68,10 +69,10 @@ function sendOnce(target: PassThroughTarget, body: string, signal: AbortSignal, 
       reject(new UpstreamAbortError("aborted before sending"));
       return;
     }
-    const url = parsedUrl(target.url);
-    const https = url.protocol === "https:";
+    const { https, options } = parsedUrl(target.url);
     const payload = Buffer.from(body);
-    const req = (https ? httpsRequest : httpRequest)(url, {
+    const req = (https ? httpsRequest : httpRequest)({
+      ...options,
       method: "POST",
       agent: https ? httpsAgent : httpAgent,
       headers: { ...target.headers, "content-type": "application/json", "content-length": String(payload.length), accept: "application/json, text/event-stream" },
@@ -123,16 +124,23 @@ function sendOnce(target: PassThroughTarget, body: string, signal: AbortSignal, 
   });
 }
 
-/** Route URLs, parsed once each (a handful per gateway: one per route and operation). */
-const parsedUrls = new Map<string, URL>();
+interface ParsedTarget {
+  readonly https: boolean;
+  /** protocol, host, port, path (and auth) as node:http(s) takes them. */
+  readonly options: RequestOptions;
+}
 
-function parsedUrl(text: string): URL {
-  let url = parsedUrls.get(text);
-  if (url === undefined) {
-    url = new URL(text);
-    if (parsedUrls.size < 1_000) parsedUrls.set(text, url);
+/** Route URLs, parsed once each into request options (a handful per gateway: one per route and operation). */
+const parsedUrls = new Map<string, ParsedTarget>();
+
+function parsedUrl(text: string): ParsedTarget {
+  let parsed = parsedUrls.get(text);
+  if (parsed === undefined) {
+    const url = new URL(text);
+    parsed = { https: url.protocol === "https:", options: urlToHttpOptions(url) };
+    if (parsedUrls.size < 1_000) parsedUrls.set(text, parsed);
   }
-  return url;
+  return parsed;
 }
 
 /** The one mapping of relay errors into SendFailure. */
