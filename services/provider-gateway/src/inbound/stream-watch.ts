@@ -46,9 +46,12 @@ export function streamWatch(kind: ProviderKind, options: { readonly dropUsageChu
   }
 }
 
+/** Usage, an error, [DONE] or an event line: one pass (measured faster than four includes). */
+const CHAT_MARKERS = /\[DONE\]|"error"|event:|"usage"\s*:\s*\{/;
+
 /** Most chat chunks carry neither usage, an error nor [DONE]: decided on the raw text, unparsed. */
 function chatMayMatter(text: string): boolean {
-  return text.includes("[DONE]") || text.includes('"error"') || text.includes("event:") || (text.includes('"usage"') && CHAT_USAGE.test(text));
+  return CHAT_MARKERS.test(text);
 }
 
 function chatWatch(dropUsageChunk: boolean): StreamWatch {
