@@ -319,7 +319,9 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Rec
   const declared = Number(req.headers["content-length"] ?? "0");
   const tooLarge = (): InboundError => new InboundError("invalid_request", `the request body is larger than ${maxBytes} bytes`, { status: 413, code: "request_too_large" });
   if (declared > maxBytes) throw tooLarge();
-  const text = await new Promise<string>((resolve, reject) => {
+  // The whole body is in the stream's buffer already (it usually comes with the head): taken at once.
+  const buffered = req.readableFlowing === null && (req.complete || (declared > 0 && req.readableLength === declared));
+  const text = buffered ? bufferedBody(req, maxBytes, tooLarge) : await new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {
@@ -343,6 +345,19 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Rec
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InboundError("invalid_request", "the request body must be a JSON object");
   return value as Record<string, unknown>;
+}
+
+/**
+ * The body of a request whose bytes are all buffered (its Content-Length
+ * worth, or the message is complete): read at once, without waiting for its
+ * 'data' and 'end' events; the stream is left flowing so that it ends.
+ */
+function bufferedBody(req: IncomingMessage, maxBytes: number, tooLarge: () => InboundError): string {
+  const data = req.read() as Buffer | null;
+  req.resume();
+  if (data === null) return "";
+  if (data.length > maxBytes) throw tooLarge();
+  return data.toString("utf8");
 }
 
 /** The few fields the gateway itself needs before passing or translating a request. */
