@@ -13,9 +13,10 @@
  * Streaming: every chunk of the upstream body is written to the client as it
  * is delivered, before the next one (so each SSE event reaches the client
  * before the next one is read); the usage for the ledger is read from the
- * passing events (stream-watch.ts). The request goes out on node:http
- * (upstream-http.ts explains why not through the SDK). A stream that breaks, or ends without the endpoint's
- * terminal signal, gets an error event in the client's format.
+ * passing events (stream-watch.ts). The request goes out on undici's
+ * dispatcher (upstream-http.ts explains why neither through the SDK nor on
+ * node:http). A stream that breaks, or ends without the endpoint's terminal
+ * signal, gets an error event in the client's format.
  */
 import { StringDecoder } from "node:string_decoder";
 import { ModelFailureKind } from "@byok/contracts";
@@ -125,7 +126,7 @@ export async function relaySameShape(call: InboundCall, operation: PassThroughRe
 }
 
 /**
- * Each chunk is written to the client in the 'data' handler that delivers it,
+ * Each chunk is written to the client in the handler that delivers it,
  * before the next one is delivered; a client that cannot take more pauses the
  * upstream socket until it drains.
  */
