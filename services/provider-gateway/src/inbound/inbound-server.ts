@@ -213,11 +213,12 @@ async function modelCall(options: InboundServerOptions, call: AdmittableCall, re
     options.accounting.settle(decision.ticket, usage, result.outcome).catch((error: unknown) => call.log.error({ err: error }, "call accounting failed to settle the call"));
     const durationMs = Date.now() - call.started;
     options.metrics.callEnded({ ...metric, outcome: result.outcome, durationMs, firstByteMs: result.firstByteMs, usage });
-    if (options.log.isLevelEnabled("info"))
+    if (options.log.isLevelEnabled("info")) {
       call.log.info(
-      { route: route.id, format: call.format, path, stream: call.stream, outcome: result.outcome, duration_ms: durationMs, first_byte_ms: result.firstByteMs, input_tokens: usage?.inputTokens, output_tokens: usage?.outputTokens },
-      "inbound model call ended",
-    );
+        { route: route.id, format: call.format, path, stream: call.stream, outcome: result.outcome, duration_ms: durationMs, first_byte_ms: result.firstByteMs, input_tokens: usage?.inputTokens, output_tokens: usage?.outputTokens },
+        "inbound model call ended",
+      );
+    }
   }
 }
 
@@ -270,8 +271,6 @@ function lazyChild(parent: () => Logger, bindings: Record<string, string>): () =
   return () => (child ??= parent().child(bindings));
 }
 
-const NO_QUERY = new URLSearchParams();
-
 /** Path and query of a request target; the query is parsed only when there is one. */
 function splitTarget(target: string): { pathname: string; query: URLSearchParams } {
   if (!target.startsWith("/")) {
@@ -280,7 +279,7 @@ function splitTarget(target: string): { pathname: string; query: URLSearchParams
   }
   const mark = target.indexOf("?");
   const hash = target.indexOf("#");
-  if (mark === -1 && hash === -1) return { pathname: target, query: NO_QUERY };
+  if (mark === -1 && hash === -1) return { pathname: target, query: new URLSearchParams() };
   const url = new URL(target, "http://inbound");
   return { pathname: url.pathname, query: url.searchParams };
 }
