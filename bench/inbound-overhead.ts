@@ -2,21 +2,28 @@
  * What the provider gateway's HTTP front adds to a streamed request on the
  * same-shape path (an OpenAI Chat client on an openai-chat route).
  *
- * Baseline: the request straight to the mock LLM (the recorded fixture
- * openai-chat/openai-gpt4o-text-usage.sse, 34 SSE events written one by one).
+ * Baseline: the request straight to the upstream (bench/support/sse-upstream.ts,
+ * its own process: the recorded fixture openai-chat/openai-gpt4o-text-usage.sse,
+ * 34 SSE events written one by one, each once the previous one was handed to
+ * the socket, as the tests' mock LLM sends it, but with nothing parsed or
+ * recorded per request).
  * Gateway: the same request to /v1/chat/completions of a provider gateway
  * running as its own process (`node services/provider-gateway/src/main.ts`,
  * as in production), authenticated with a member key created in the real store
  * (its own process on a fresh database; the gateway caches verified keys and
  * charges every call through the ledger as in production) and relayed
- * to the same mock. Client and mock run in this process on loopback, with
- * node:http and a keep-alive agent; direct and gateway runs alternate.
+ * to the same upstream. Bare relay: bench/support/bare-relay.ts (its own
+ * process), the floor of a Node relay hop, in front of the same upstream.
+ * The client runs in this process (node:http, a keep-alive agent, the first
+ * token found in the raw bytes); all three arms use the same client and
+ * upstream, on loopback, and alternate in rounds.
  *
  * Printed (never asserted): per concurrency level (1, 16, 64) p50 / p99 of
  * the time to the first token (first non-empty content delta) and to the last
  * byte, direct vs gateway and the added ms; then saturation throughput
  * (completed streamed requests per second at high concurrency for a fixed
- * time) with the CPU use of both processes, the gateway's CPU time per
+ * time) with the CPU use of every process (client, upstream, relay, store,
+ * Postgres, nats-server), the gateway's CPU time per
  * request and the rate one fully used gateway core would carry at that cost,
  * and one translated row (an Anthropic client on the same chat route) for
  * comparison.
@@ -29,7 +36,6 @@
  * BENCH_SATURATION_CONCURRENCY (128).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -41,7 +47,6 @@ import { StoreClient, StoreFailure } from "@byok/store-client";
 import { connect } from "@nats-io/transport-node";
 import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
-import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
@@ -68,7 +73,20 @@ interface Target {
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
-const FIRST_TOKEN = /"(content|text)":"[^"]/;
+const CONTENT = Buffer.from('"content":"');
+const TEXT = Buffer.from('"text":"');
+const QUOTE = 0x22;
+
+/** A first non-empty content (chat) or text (Anthropic) string in this chunk of the raw stream. */
+function hasFirstToken(chunk: Buffer): boolean {
+  for (const marker of [CONTENT, TEXT]) {
+    for (let at = chunk.indexOf(marker); at !== -1; at = chunk.indexOf(marker, at + marker.length)) {
+      const next = at + marker.length;
+      if (next < chunk.length && chunk[next] !== QUOTE) return true;
+    }
+  }
+  return false;
+}
 
 function once(target: Target): Promise<Sample> {
   const started = performance.now();
@@ -80,9 +98,8 @@ function once(target: Target): Promise<Sample> {
         return;
       }
       let firstTokenMs: number | undefined;
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        if (firstTokenMs === undefined && FIRST_TOKEN.test(chunk)) firstTokenMs = performance.now() - started;
+      res.on("data", (chunk: Buffer) => {
+        if (firstTokenMs === undefined && hasFirstToken(chunk)) firstTokenMs = performance.now() - started;
       });
       res.on("end", () => {
         const endMs = performance.now() - started;
@@ -95,13 +112,12 @@ function once(target: Target): Promise<Sample> {
   });
 }
 
-async function runLevel(llm: MockLlm, sse: string, target: Target, concurrency: number, count: number): Promise<Sample[]> {
+async function runLevel(target: Target, concurrency: number, count: number): Promise<Sample[]> {
   const samples: Sample[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < count) {
       next++;
-      llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: sse });
       samples.push(await once(target));
     }
   };
@@ -109,12 +125,11 @@ async function runLevel(llm: MockLlm, sse: string, target: Target, concurrency: 
   return samples;
 }
 
-async function saturate(llm: MockLlm, sse: string, target: Target, seconds: number, concurrency: number): Promise<number> {
+async function saturate(target: Target, seconds: number, concurrency: number): Promise<number> {
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
   const worker = async (): Promise<void> => {
     while (performance.now() < deadline) {
-      llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: sse });
       await once(target);
       done++;
     }
@@ -142,6 +157,12 @@ async function waitReady(port: number, child: ChildProcess, memberKey: string): 
 const ms = (v: number): string => v.toFixed(2);
 const signed = (v: number): string => `${v >= 0 ? "+" : ""}${ms(v)}`;
 
+/** BENCH_PROF_DIR: the store and gateway processes write a .cpuprofile there when they exit. */
+function profileFlags(): string[] {
+  const dir = process.env["BENCH_PROF_DIR"];
+  return dir === undefined || dir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", dir];
+}
+
 /** A member created through the store once it answers (it migrates its database first). */
 async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise<string> {
   for (let i = 0; i < 300; i++) {
@@ -156,12 +177,12 @@ async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise
   throw new Error("the store did not come up");
 }
 
-/** bench/support/bare-relay.ts as its own process, in front of the mock. */
-async function startBareRelay(upstream: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+/** A bench/support script as its own process on a free port (it prints a line once it listens). */
+async function startHelper(script: string, arg: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["bench/support/bare-relay.ts", String(port), upstream], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [script, String(port), arg], { stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the bare relay exited with ${code}`)));
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
     child.stdout!.once("data", () => resolve());
   });
   return {
@@ -176,12 +197,13 @@ async function startBareRelay(upstream: string): Promise<{ port: number; pid: nu
 
 async function main(): Promise<void> {
   const bus = createTestBus();
-  const llm = await startMockLlm();
+  const upstream = await startHelper("bench/support/sse-upstream.ts", FIXTURE);
+  const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
   const nc = await connect({ servers: bus.natsUrl });
   // The real store (its own process, a fresh database): member keys, policies and the ledger,
   // as every production request meets them.
   const db = await createTestDatabase();
-  const store = spawn(process.execPath, [...(process.env["BENCH_PROF_DIR"] ? ["--cpu-prof", "--cpu-prof-dir", process.env["BENCH_PROF_DIR"]] : []), "services/store/src/main.ts"], {
+  const store = spawn(process.execPath, [...profileFlags(), "services/store/src/main.ts"], {
     env: { ...process.env, DATABASE_URL: db.url, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, LOG_LEVEL: "warn", METRICS_PORT: "0" },
     stdio: ["ignore", "inherit", "inherit"],
   });
@@ -191,21 +213,20 @@ async function main(): Promise<void> {
   await writeFile(
     configPath,
     JSON.stringify({
-      providers: { mock: { kind: "openai-chat", baseUrl: llm.baseUrl("openai-chat"), apiKeyEnv: "BENCH_PROVIDER_KEY", maxAttempts: 1 } },
+      providers: { mock: { kind: "openai-chat", baseUrl: `${upstreamUrl}/v1`, apiKeyEnv: "BENCH_PROVIDER_KEY", maxAttempts: 1 } },
       models: [{ id: MODEL, displayName: "Bench chat", provider: "mock", upstreamModel: "gpt-4o" }],
     }),
   );
   const port = await freePort();
-  const child = spawn(process.execPath, ["services/provider-gateway/src/main.ts"], {
+  const child = spawn(process.execPath, [...profileFlags(), "services/provider-gateway/src/main.ts"], {
     env: { ...process.env, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, GATEWAY_CONFIG: configPath, BENCH_PROVIDER_KEY: "sk-bench", INBOUND_PORT: String(port), LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"],
   });
-  const bareRelay = await startBareRelay(llm.url);
+  const bareRelay = await startHelper("bench/support/bare-relay.ts", upstreamUrl);
   try {
     await waitReady(port, child, memberKey);
-    const sse = readFileSync(FIXTURE, "utf8");
     const body = JSON.stringify({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] });
-    const direct: Target = { name: "direct", port: Number(new URL(llm.url).port), path: "/v1/chat/completions", headers: { authorization: "Bearer sk-bench" }, body: body.replace(MODEL, "gpt-4o") };
+    const direct: Target = { name: "direct", port: upstream.port, path: "/v1/chat/completions", headers: { authorization: "Bearer sk-bench" }, body: body.replace(MODEL, "gpt-4o") };
     const bare: Target = { ...direct, name: "bare relay", port: bareRelay.port };
     const gateway: Target = { name: "gateway", port, path: "/v1/chat/completions", headers: { authorization: `Bearer ${memberKey}` }, body };
     const translated: Target = {
@@ -216,7 +237,7 @@ async function main(): Promise<void> {
       body: JSON.stringify({ model: MODEL, stream: true, max_tokens: 512, messages: [{ role: "user", content: "What's the weather in San Francisco right now?" }] }),
     };
 
-    for (const target of [direct, bare, gateway, translated]) await runLevel(llm, sse, target, 8, 200); // warm-up
+    for (const target of [direct, bare, gateway, translated]) await runLevel(target, 8, 200); // warm-up
     const machine = machineContext();
     console.log(`\ninbound-overhead: same-shape chat streaming, ${machine.cores} cores (${machine.cpuModel}), Node ${machine.node}, load ${machine.loadAverage}`);
     const rows: string[][] = [];
@@ -227,9 +248,9 @@ async function main(): Promise<void> {
       const b: Sample[] = [];
       // Alternate in rounds so machine noise hits every arm alike.
       for (let round = 0; round < 4; round++) {
-        d.push(...(await runLevel(llm, sse, direct, level, Math.ceil(count / 4))));
-        g.push(...(await runLevel(llm, sse, gateway, level, Math.ceil(count / 4))));
-        b.push(...(await runLevel(llm, sse, bare, level, Math.ceil(count / 4))));
+        d.push(...(await runLevel(direct, level, Math.ceil(count / 4))));
+        g.push(...(await runLevel(gateway, level, Math.ceil(count / 4))));
+        b.push(...(await runLevel(bare, level, Math.ceil(count / 4))));
       }
       for (const [metric, pick] of [["first token", (s: Sample) => s.firstTokenMs], ["last byte", (s: Sample) => s.endMs]] as const) {
         for (const p of [50, 99]) {
@@ -242,13 +263,14 @@ async function main(): Promise<void> {
     }
     console.log(renderTable(["concurrency", "metric", "direct ms", "gateway ms", "gateway added ms", "bare relay ms", "bare relay added ms"], rows));
 
-    const t1 = await runLevel(llm, sse, translated, 1, ITERATIONS);
-    const d1 = await runLevel(llm, sse, direct, 1, ITERATIONS);
+    const t1 = await runLevel(translated, 1, ITERATIONS);
+    const d1 = await runLevel(direct, 1, ITERATIONS);
     console.log(
       `\ntranslated (Anthropic client -> chat route), concurrency 1: first token p50 ${ms(percentile(t1.map((s) => s.firstTokenMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.firstTokenMs), 50))}), last byte p50 ${ms(percentile(t1.map((s) => s.endMs), 50))} ms (direct ${ms(percentile(d1.map((s) => s.endMs), 50))})`,
     );
 
     const sampler = new ProcessSampler([
+      { name: "upstream", pids: async () => [upstream.pid] },
       { name: "gateway", pids: async () => [child.pid as number] },
       { name: "bare relay", pids: async () => [bareRelay.pid] },
       { name: "store", pids: async () => [store.pid as number] },
@@ -260,7 +282,7 @@ async function main(): Promise<void> {
       const selfBefore = process.cpuUsage();
       const before = await sampler.sample();
       const wallBefore = performance.now();
-      const rate = await saturate(llm, sse, target, SATURATION_SECONDS, SATURATION_CONCURRENCY);
+      const rate = await saturate(target, SATURATION_SECONDS, SATURATION_CONCURRENCY);
       const wall = (performance.now() - wallBefore) / 1000;
       const used = cpuBetween(before, await sampler.sample());
       const self = process.cpuUsage(selfBefore);
@@ -276,6 +298,7 @@ async function main(): Promise<void> {
         target.name,
         rate.toFixed(0),
         `${selfPct.toFixed(0)}%`,
+        pct("upstream"),
         pct(target === bare ? "bare relay" : "gateway"),
         pct("store"),
         pct("postgres"),
@@ -287,10 +310,10 @@ async function main(): Promise<void> {
     }
     console.log(`\nsaturation: ${SATURATION_CONCURRENCY} concurrent streamed requests for ${SATURATION_SECONDS} s each; CPU of each process over the phase`);
     console.log(
-      renderTable(["target", "requests/s", "client+mock", "relay process", "store", "postgres", "nats-server", "relay CPU ms/req", "all relay-side CPU ms/req", "req/s per relay core"], satRows),
+      renderTable(["target", "requests/s", "client", "upstream", "relay process", "store", "postgres", "nats-server", "relay CPU ms/req", "all relay-side CPU ms/req", "req/s per relay core"], satRows),
     );
-    console.log("(the client and the mock share this process and one core, so the gateway rate is bounded by theirs; the store, Postgres and");
-    console.log(" nats-server columns are the ledger and key checks the gateway causes; nats-server and Postgres count whatever else uses them)");
+    console.log("(every process shares the machine's cores: the rate is bounded by the CPU all of them need per request; the store, Postgres");
+    console.log(" and nats-server columns are the ledger and key checks the gateway causes; nats-server and Postgres count whatever else uses them)");
     console.log(`load average at the end: ${machineContext().loadAverage}`);
   } finally {
     await bareRelay.stop();
@@ -301,7 +324,7 @@ async function main(): Promise<void> {
     await db.drop();
     agent.destroy();
     await nc.close();
-    await llm.stop();
+    await upstream.stop();
     await bus.cleanup();
     await rm(dir, { recursive: true, force: true });
   }

@@ -27,7 +27,7 @@ import type { CallPath } from "../accounting/call-metrics.ts";
 import { estimateJsonTokens } from "../accounting/estimate-tokens.ts";
 import type { BoundAdapter } from "../adapters/adapter.ts";
 import type { InboundConfig } from "../config.ts";
-import type { ProviderGatewayMetrics } from "../metrics.ts";
+import type { ModelCallObserver, ProviderGatewayMetrics } from "../metrics.ts";
 import { GATEWAY_SHUTDOWN } from "../model-call.ts";
 import { DEFAULT_BACKOFF, type RetryPolicy } from "../retry.ts";
 import { InboundError } from "./client-errors.ts";
@@ -115,18 +115,19 @@ export async function startInboundServer(options: InboundServerOptions): Promise
 async function handle(options: InboundServerOptions, byName: ReadonlyMap<string, BoundAdapter>, req: IncomingMessage, res: ServerResponse, controller: AbortController): Promise<void> {
   const started = Date.now();
   const receivedAt = performance.now();
-  const url = new URL(req.url ?? "/", "http://inbound");
-  const endpoint = endpointOf(req.method ?? "GET", url.pathname);
+  const { pathname, query } = splitTarget(req.url ?? "/");
+  const endpoint = endpointOf(req.method ?? "GET", pathname);
   // Before the body says otherwise: Anthropic clients send anthropic-version and use /v1/messages.
-  let format: ClientFormat = endpoint?.kind === "model-call" ? endpoint.format : url.pathname.startsWith("/v1/messages") || req.headers["anthropic-version"] !== undefined ? "anthropic" : "openai-chat";
+  let format: ClientFormat = endpoint?.kind === "model-call" ? endpoint.format : pathname.startsWith("/v1/messages") || req.headers["anthropic-version"] !== undefined ? "anthropic" : "openai-chat";
   const requestId = `req_${randomUUID().replaceAll("-", "")}`;
   res.setHeader("x-request-id", requestId);
-  const log = options.log.child({ request_id: requestId });
+  // Child loggers are made when a line is logged: most requests log nothing at the level in force.
+  const log = lazyChild(() => options.log, { request_id: requestId });
   res.on("close", () => {
     if (!res.writableFinished) controller.abort("the client went away");
   });
   try {
-    if (endpoint === undefined) throw new InboundError("not_found", `no such endpoint: ${req.method ?? "GET"} ${url.pathname}`);
+    if (endpoint === undefined) throw new InboundError("not_found", `no such endpoint: ${req.method ?? "GET"} ${pathname}`);
     if (endpoint.kind === "health") {
       // Readiness of the listener (Kubernetes probes): no key needed, nothing about the gateway in the answer.
       res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
@@ -152,22 +153,22 @@ async function handle(options: InboundServerOptions, byName: ReadonlyMap<string,
     if (endpoint.kind === "count-tokens") {
       format = "anthropic";
       checkShape("anthropic", body);
-      const call = inboundCall({ format, adapter, body, stream: false, model, memberId, requestId, req, query: url.searchParams, res, signal: controller.signal, log, policy, started });
+      const call = inboundCall({ format, adapter, body, stream: false, model, memberId, requestId, req, query, res, signal: controller.signal, log, policy, started });
       await countTokens(call);
       return;
     }
     checkShape(format, body);
     const stream = body["stream"] === true;
-    const call = inboundCall({ format, adapter, body, stream, model, memberId, requestId, req, query: url.searchParams, res, signal: controller.signal, log, policy, started });
+    const call = inboundCall({ format, adapter, body, stream, model, memberId, requestId, req, query, res, signal: controller.signal, log, policy, started });
     await modelCall(options, call, receivedAt);
   } catch (error) {
     if (!(error instanceof InboundError)) throw error;
-    log.info({ status: error.status, reason: error.message, duration_ms: Date.now() - started }, "inbound request refused");
+    if (options.log.isLevelEnabled("info")) log().info({ status: error.status, reason: error.message, duration_ms: Date.now() - started }, "inbound request refused");
     sendError(res, format, error);
   }
 }
 
-async function modelCall(options: InboundServerOptions, call: InboundCall, receivedAt: number): Promise<void> {
+async function modelCall(options: InboundServerOptions, call: AdmittableCall, receivedAt: number): Promise<void> {
   const { route } = call;
   const clientKind = clientKindOf(call.format);
   const path: CallPath = route.kind === call.format ? "same-shape" : "translated";
@@ -203,19 +204,21 @@ async function modelCall(options: InboundServerOptions, call: InboundCall, recei
     }
   }
   options.metrics.callStarted(metric);
-  const observed: InboundCall = { ...call, observer: options.metrics.modelCall(route.id, receivedAt) };
+  call.observer = options.metrics.modelCall(route.id, receivedAt);
   let result: CallResult = { outcome: "failed", usage: undefined, firstByteMs: undefined };
   try {
-    result = path === "same-shape" ? await relaySameShape(observed) : await translateCall(observed, options.replay);
+    result = path === "same-shape" ? await relaySameShape(call) : await translateCall(call, options.replay);
   } finally {
     const usage: CallUsage | undefined = result.usage;
     options.accounting.settle(decision.ticket, usage, result.outcome).catch((error: unknown) => call.log.error({ err: error }, "call accounting failed to settle the call"));
     const durationMs = Date.now() - call.started;
     options.metrics.callEnded({ ...metric, outcome: result.outcome, durationMs, firstByteMs: result.firstByteMs, usage });
-    call.log.info(
-      { route: route.id, format: call.format, path, stream: call.stream, outcome: result.outcome, duration_ms: durationMs, first_byte_ms: result.firstByteMs, input_tokens: usage?.inputTokens, output_tokens: usage?.outputTokens },
-      "inbound model call ended",
-    );
+    if (options.log.isLevelEnabled("info")) {
+      call.log.info(
+        { route: route.id, format: call.format, path, stream: call.stream, outcome: result.outcome, duration_ms: durationMs, first_byte_ms: result.firstByteMs, input_tokens: usage?.inputTokens, output_tokens: usage?.outputTokens },
+        "inbound model call ended",
+      );
+    }
   }
 }
 
@@ -231,10 +234,11 @@ function inboundCall(init: {
   query: URLSearchParams;
   res: ServerResponse;
   signal: AbortSignal;
-  log: Logger;
+  log: () => Logger;
   policy: RetryPolicy;
   started: number;
-}): InboundCall {
+}): AdmittableCall {
+  let log: Logger | undefined;
   return {
     format: init.format,
     route: init.adapter.route,
@@ -248,10 +252,36 @@ function inboundCall(init: {
     query: init.query,
     res: init.res,
     signal: init.signal,
-    log: init.log.child({ member_id: init.memberId, model_id: init.adapter.route.id }),
+    get log() {
+      log ??= init.log().child({ member_id: init.memberId, model_id: init.adapter.route.id });
+      return log;
+    },
     policy: init.policy,
     started: init.started,
+    observer: undefined,
   };
+}
+
+/** An InboundCall whose observer is set once the call is admitted. */
+type AdmittableCall = InboundCall & { observer: ModelCallObserver | undefined };
+
+/** A child of `parent()` with `bindings`, made on first use. */
+function lazyChild(parent: () => Logger, bindings: Record<string, string>): () => Logger {
+  let child: Logger | undefined;
+  return () => (child ??= parent().child(bindings));
+}
+
+/** Path and query of a request target; the query is parsed only when there is one. */
+function splitTarget(target: string): { pathname: string; query: URLSearchParams } {
+  if (!target.startsWith("/")) {
+    const url = new URL(target, "http://inbound");
+    return { pathname: url.pathname, query: url.searchParams };
+  }
+  const mark = target.indexOf("?");
+  const hash = target.indexOf("#");
+  if (mark === -1 && hash === -1) return { pathname: target, query: new URLSearchParams() };
+  const url = new URL(target, "http://inbound");
+  return { pathname: url.pathname, query: url.searchParams };
 }
 
 function endpointOf(method: string, path: string): Endpoint | undefined {
@@ -288,7 +318,9 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Rec
   const declared = Number(req.headers["content-length"] ?? "0");
   const tooLarge = (): InboundError => new InboundError("invalid_request", `the request body is larger than ${maxBytes} bytes`, { status: 413, code: "request_too_large" });
   if (declared > maxBytes) throw tooLarge();
-  const text = await new Promise<string>((resolve, reject) => {
+  // The whole body is in the stream's buffer already (it usually comes with the head): taken at once.
+  const buffered = req.readableFlowing === null && (req.complete || (declared > 0 && req.readableLength === declared));
+  const text = buffered ? bufferedBody(req, maxBytes, tooLarge) : await new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {
@@ -312,6 +344,19 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Rec
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InboundError("invalid_request", "the request body must be a JSON object");
   return value as Record<string, unknown>;
+}
+
+/**
+ * The body of a request whose bytes are all buffered (its Content-Length
+ * worth, or the message is complete): read at once, without waiting for its
+ * 'data' and 'end' events; the stream is left flowing so that it ends.
+ */
+function bufferedBody(req: IncomingMessage, maxBytes: number, tooLarge: () => InboundError): string {
+  const data = req.read() as Buffer | null;
+  req.resume();
+  if (data === null) return "";
+  if (data.length > maxBytes) throw tooLarge();
+  return data.toString("utf8");
 }
 
 /** The few fields the gateway itself needs before passing or translating a request. */

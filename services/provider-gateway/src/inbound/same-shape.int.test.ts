@@ -341,6 +341,32 @@ describe("no buffering on the same-shape path", () => {
   }
 });
 
+describe("a client slower than the upstream", () => {
+  it("gets a stream of events larger than the socket buffers whole and in order (the upstream waits while the client drains)", async () => {
+    const filler = "x".repeat(64 * 1024);
+    const events = Array.from(
+      { length: 200 },
+      (_, i) => `data: ${JSON.stringify({ id: "chatcmpl-big", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta: { content: `${i}:${filler}` }, finish_reason: null }] })}\n\n`,
+    );
+    const sse = `${events.join("")}data: ${JSON.stringify({ id: "chatcmpl-big", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [], usage: { prompt_tokens: 3, completion_tokens: 200, total_tokens: 203 } })}\n\ndata: [DONE]\n\n`;
+    kit.llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: sse });
+    const response = await kit.fetch("/v1/chat/completions", { body: { model: ROUTES.chat, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "x" }] } });
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      // A slow reader: the gateway's writes back up, so it has to hold the upstream until the client drains.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(text.length).toBe(sse.length);
+    expect(text === sse).toBe(true);
+  });
+});
+
 describe("the listener's health", () => {
   it("answers GET /healthz without a key (the Kubernetes probes), and nothing else without one", async () => {
     const health = await fetch(`${kit.url}/healthz`);

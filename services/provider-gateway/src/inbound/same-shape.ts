@@ -13,11 +13,11 @@
  * Streaming: every chunk of the upstream body is written to the client as it
  * is delivered, before the next one (so each SSE event reaches the client
  * before the next one is read); the usage for the ledger is read from the
- * passing events (stream-watch.ts). The request goes out on node:http
- * (upstream-http.ts explains why not through the SDK). A stream that breaks, or ends without the endpoint's
- * terminal signal, gets an error event in the client's format.
+ * passing events (stream-watch.ts). The request goes out on undici's
+ * dispatcher (upstream-http.ts explains why neither through the SDK nor on
+ * node:http). A stream that breaks, or ends without the endpoint's terminal
+ * signal, gets an error event in the client's format.
  */
-import type { IncomingMessage } from "node:http";
 import { StringDecoder } from "node:string_decoder";
 import { ModelFailureKind } from "@byok/contracts";
 import type { PassThroughRequest } from "../adapters/adapter.ts";
@@ -30,7 +30,7 @@ import type { CallResult, InboundCall } from "./inbound-call.ts";
 import { inStreamError } from "./in-stream-error.ts";
 import { SseSplitter } from "./sse-splitter.ts";
 import { bodyUsage, streamWatch } from "./stream-watch.ts";
-import { sendUpstream, upstreamSendFailure } from "./upstream-http.ts";
+import { sendUpstream, upstreamSendFailure, type UpstreamResponse } from "./upstream-http.ts";
 
 interface SameShapeRequest extends PassThroughRequest {
   /** Leave the usage-only chunk out (chat: the gateway asked for usage, the client did not). */
@@ -110,15 +110,14 @@ export async function relaySameShape(call: InboundCall, operation: PassThroughRe
   const upstream = opened.response;
   const contentType = headerText(upstream.headers["content-type"]);
   if (!request.stream) {
-    const chunks: Buffer[] = [];
+    let answer: Buffer;
     try {
-      for await (const chunk of upstream) chunks.push(chunk as Buffer);
+      answer = await wholeBody(upstream, call.signal);
     } catch (error) {
       if (call.signal.aborted) return { outcome: "CANCELLED", usage: undefined, firstByteMs: undefined };
       sendError(res, format, new InboundError("upstream", `the upstream answer broke: ${(error as Error).message}`));
       return { outcome: ModelFailureKind[ModelFailureKind.TRUNCATED], usage: undefined, firstByteMs: undefined };
     }
-    const answer = Buffer.concat(chunks);
     res.writeHead(200, { "content-type": contentType ?? "application/json", "content-length": String(answer.length) });
     res.end(answer);
     return { outcome: "ok", usage: bodyUsage(adapter.route.kind, parseJson(answer.toString("utf8"))), firstByteMs: Date.now() - call.started };
@@ -127,11 +126,11 @@ export async function relaySameShape(call: InboundCall, operation: PassThroughRe
 }
 
 /**
- * Each chunk is written to the client in the 'data' handler that delivers it,
+ * Each chunk is written to the client in the handler that delivers it,
  * before the next one is delivered; a client that cannot take more pauses the
  * upstream socket until it drains.
  */
-function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: string | undefined, dropUsageChunk: boolean): Promise<CallResult> {
+function relayStream(call: InboundCall, upstream: UpstreamResponse, contentType: string | undefined, dropUsageChunk: boolean): Promise<CallResult> {
   const { res, format } = call;
   const watch = streamWatch(call.route.kind, { dropUsageChunk });
   const splitter = new SseSplitter();
@@ -144,24 +143,31 @@ function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: 
     if (!wrote && !res.destroyed && !res.writableEnded) res.flushHeaders();
   });
   const firstByteMs = Date.now() - call.started;
-  const forward = (text: string, raw: Buffer | undefined): void => {
-    const events = splitter.push(text);
-    let out: string | Buffer | undefined;
-    if (dropUsageChunk) {
-      // Event by event (complete events only), so the one left out never reaches the client.
-      let kept = "";
-      for (const event of events) if (watch.see(event)) kept += event.raw;
-      out = kept === "" ? undefined : kept;
-    } else {
-      for (const event of events) watch.see(event);
-      out = raw;
-    }
-    if (out === undefined) return;
+  const send = (out: string | Buffer): void => {
     wrote = true;
     const ok = res.write(out);
     if (!ok && !res.destroyed) {
       upstream.pause();
       res.once("drain", () => upstream.resume());
+    }
+  };
+  /** Complete events the watch reads, and with dropUsageChunk the ones it keeps. */
+  const watched = (text: string): string => {
+    let kept = "";
+    for (const event of splitter.push(text)) if (watch.see(event)) kept += event.raw;
+    return kept;
+  };
+  const forward = (text: string, raw: Buffer | undefined): void => {
+    // Whole events the watch has nothing to read in (most chunks) are passed on unsplit.
+    const plain = splitter.completes(text) && !watch.mayMatter(text);
+    if (dropUsageChunk) {
+      // Event by event (complete events only), so the one left out never reaches the client.
+      const out = plain ? text : watched(text);
+      if (out !== "") send(out);
+    } else {
+      // The chunk goes out first; the watch reads it afterwards, off the path to the client.
+      if (raw !== undefined) send(raw);
+      if (!plain) watched(text);
     }
   };
   return new Promise((resolve) => {
@@ -188,17 +194,43 @@ function relayStream(call: InboundCall, upstream: IncomingMessage, contentType: 
       res.end();
       resolve({ outcome: problem === undefined ? "ok" : ModelFailureKind[ModelFailureKind.TRUNCATED], usage: watch.usage, firstByteMs });
     };
-    upstream.on("data", (chunk: Buffer) => {
-      call.observer?.bodyChunk();
-      forward(decoder.write(chunk), chunk);
-      call.observer?.contentSent();
-    });
-    upstream.on("end", () => finish(undefined));
-    upstream.on("error", (error) => finish(`the upstream stream broke: ${error.message}`, call.signal.aborted));
-    upstream.on("close", () => {
-      if (!upstream.readableEnded) finish("the upstream stream broke: the connection closed", call.signal.aborted);
-    });
     call.signal.addEventListener("abort", () => finish(undefined, true), { once: true });
+    upstream.read({
+      data: (chunk) => {
+        call.observer?.bodyChunk();
+        forward(decoder.write(chunk), chunk);
+        call.observer?.contentSent();
+      },
+      end: () => finish(undefined),
+      error: (error) => finish(`the upstream stream broke: ${error.message}`, call.signal.aborted),
+    });
+  });
+}
+
+/** A non-streamed answer's body, whole. */
+function wholeBody(upstream: UpstreamResponse, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const onAbort = (): void => {
+      upstream.destroy();
+      reject(new Error("cancelled"));
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener("abort", onAbort, { once: true });
+    upstream.read({
+      data: (chunk) => chunks.push(chunk),
+      end: () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(Buffer.concat(chunks));
+      },
+      error: (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    });
   });
 }
 

@@ -15,3 +15,22 @@ describe("SseSplitter", () => {
     expect(splitter.flush()).toMatchObject({ data: "four", raw: ": comment\ndata: four" });
   });
 });
+
+describe("SseSplitter.completes", () => {
+  it("is true only when push would give whole events and keep nothing", () => {
+    const cases = ["data: a\n\n", "data: a\n\ndata: b\n\n", "data: a\n\n\n\n", "data: a\n\n\n", "data: a\n", "data: a", "data: a\r\n\r\n", "data: a\r\r", "\n\n", "\n"];
+    for (const text of cases) {
+      const probe = new SseSplitter();
+      const complete = probe.completes(text);
+      const reference = new SseSplitter();
+      const raw = reference.push(text).map((e) => e.raw).join("");
+      // complete => push consumed all of it; CR line ends are left to push.
+      if (complete) expect(raw, JSON.stringify(text)).toBe(text);
+      if (!text.includes("\r") && raw === text && text.endsWith("\n\n")) expect(complete, JSON.stringify(text)).toBe(true);
+    }
+    expect(new SseSplitter().completes("data: a\n\n\n")).toBe(false);
+    const holding = new SseSplitter();
+    holding.push("data: a");
+    expect(holding.completes("\n\n")).toBe(false);
+  });
+});

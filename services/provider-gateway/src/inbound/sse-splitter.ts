@@ -13,6 +13,7 @@ export interface RawSseEvent {
 }
 
 const BLANK_LINE = /\r\n\r\n|\n\n|\r\r/g;
+const LF = 10;
 
 export class SseSplitter {
   #buffer = "";
@@ -30,6 +31,20 @@ export class SseSplitter {
     }
     if (start > 0) this.#buffer = this.#buffer.slice(start);
     return events;
+  }
+
+  /**
+   * Whether push(text) would hand back whole events and keep nothing: nothing
+   * is held from before and `text` ends at a blank line. Decided only for
+   * `\n` line ends (what providers send); text with a `\r` is never called
+   * complete, so it always goes through push.
+   */
+  completes(text: string): boolean {
+    if (this.#buffer !== "" || text.length < 2 || text.charCodeAt(text.length - 1) !== LF || text.charCodeAt(text.length - 2) !== LF || text.includes("\r")) return false;
+    // push pairs the newlines of a run from its start: a run of odd length leaves one behind.
+    let run = 2;
+    while (run < text.length && text.charCodeAt(text.length - 1 - run) === LF) run++;
+    return run % 2 === 0;
   }
 
   /** What is left when the stream ended (an event without its blank line), if anything. */
