@@ -9,7 +9,9 @@
  *
  * --skip-ms leaves out each profile's first milliseconds (start-up: module
  * loading and compiling); --by=file sums self time per source file (or
- * package); --inclusive ranks functions by time with them on the stack.
+ * package); --inclusive ranks functions by time with them on the stack;
+ * --callers=<function> splits the self time of that function by the nearest
+ * frame of the project's own code (services/, packages/) above it.
  */
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -37,6 +39,7 @@ const only = opt("service");
 const skipMs = Number(opt("skip-ms") ?? 0);
 const byFile = opt("by") === "file";
 const inclusive = args.includes("--inclusive");
+const callersOf = opt("callers");
 const byPid = new Map<number, string>();
 const servicesFile = join(dir, "services.json");
 if (existsSync(servicesFile)) {
@@ -88,6 +91,14 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).sor
     const fn = node.callFrame.functionName;
     if (fn === "(idle)" || fn === "(program)") continue;
     busy += us;
+    if (callersOf !== undefined) {
+      if (fn !== callersOf) continue;
+      let cur: number | undefined = id;
+      while (cur !== undefined && !/^(services|packages|bench)\//.test(where(nodes.get(cur)!.callFrame.url))) cur = parent.get(cur);
+      const key = cur === undefined ? "(no project frame)" : keyOf(nodes.get(cur)!);
+      totals.set(key, (totals.get(key) ?? 0) + us);
+      continue;
+    }
     if (!inclusive) {
       const key = keyOf(node);
       totals.set(key, (totals.get(key) ?? 0) + us);
