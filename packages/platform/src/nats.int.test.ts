@@ -74,7 +74,7 @@ describe("a service's NATS connection", () => {
   });
 
   it("answers requests and flushes", async () => {
-    const sub = receiver.subscribe(`${subject}.req`, { callback: (_err, msg) => msg.respond(`re:${msg.string()}`) });
+    const sub = receiver.subscribe(`${subject}.req`, { callback: (_err, msg) => void msg.respond(`re:${msg.string()}`) });
     await receiver.flush();
     const replies = await Promise.all([1, 2, 3].map(async (i) => (await sender.request(`${subject}.req`, String(i), { timeout: 5_000 })).string()));
     expect(replies).toEqual(["re:1", "re:2", "re:3"]);
