@@ -5,7 +5,7 @@
  */
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NATS_URL } from "@byok/test-support/infra";
+import { NATS_URL, waitFor } from "@byok/test-support/infra";
 import { connectNats, type NatsConnection } from "./nats.ts";
 import { silentLogger } from "./logger.ts";
 
@@ -70,6 +70,19 @@ describe("a service's NATS connection", () => {
     await sender.flush();
     await receiver.flush();
     expect(got).toEqual(["1", "2", "3"]);
+    sub.unsubscribe();
+  });
+
+  it("writes what is queued before a close() in the same pass", async () => {
+    const closing = await connectNats(NATS_URL, "test-closing", silentLogger());
+    const got: string[] = [];
+    const sub = receiver.subscribe(`${subject}.last`, { callback: (_err, msg) => void got.push(msg.string()) });
+    await receiver.flush();
+    closing.publish(`${subject}.last`, "before close");
+    await closing.close();
+    await receiver.flush();
+    await waitFor(() => got.length === 1, "the message published right before close()", 5_000);
+    expect(got).toEqual(["before close"]);
     sub.unsubscribe();
   });
 

@@ -37,11 +37,12 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
 /** The part of the client's protocol handler (NatsConnectionImpl.protocol) that writes what is queued. */
 interface QueuedWrites {
   flushPending(): void;
+  close(err?: Error): Promise<void>;
 }
 
 function queuedWritesOf(nc: NatsConnection): QueuedWrites | undefined {
   const protocol = (nc as unknown as { protocol?: Partial<QueuedWrites> }).protocol;
-  return typeof protocol?.flushPending === "function" ? (protocol as QueuedWrites) : undefined;
+  return typeof protocol?.flushPending === "function" && typeof protocol.close === "function" ? (protocol as QueuedWrites) : undefined;
 }
 
 /**
@@ -53,7 +54,8 @@ function queuedWritesOf(nc: NatsConnection): QueuedWrites | undefined {
  * and a loopback write costs the writer the receiver's wake-up as well. Here
  * the write waits for the next tick instead, which runs once the current
  * microtasks are done and before any I/O is polled: the same order, no timer,
- * and one write for what one pass of the event loop sends. Returns false when
+ * and one write for what one pass of the event loop sends (a close() in the
+ * same pass writes what is queued first). Returns false when
  * the client does not have the expected shape (a changed library; then
  * nothing changes).
  */
@@ -70,6 +72,12 @@ export function writeTogetherPerTick(nc: NatsConnection): boolean {
     if (scheduled) return;
     scheduled = true;
     process.nextTick(flushNow);
+  };
+  // close() destroys the socket without waiting: what is still queued for the tick goes out first.
+  const close = queued.close.bind(queued);
+  queued.close = (err?: Error) => {
+    flush();
+    return close(err);
   };
   return true;
 }
