@@ -22,7 +22,8 @@
  * BENCH_CHECKPOINT_REPEATS, BENCH_OPEN_RUNS (e.g. "16,64,256"),
  * BENCH_PACED_CHUNKS, BENCH_PACED_INTERVAL_MS, BENCH_SETTLE_SECONDS,
  * BENCH_SOAK_SECONDS, BENCH_SOAK_IDLE_SECONDS, BENCH_SOAK_EVERY_SECONDS, BENCH_CHUNKS,
- * BENCH_TURN_TIMEOUT_MS, BENCH_LOG_LEVEL (services' LOG_LEVEL, default warn).
+ * BENCH_TURN_TIMEOUT_MS, BENCH_LOG_LEVEL (services' LOG_LEVEL, default warn),
+ * BENCH_PROF_DIR (every service under --cpu-prof, see bench/cpu-profile-summary.ts).
  */
 import { performance } from "node:perf_hooks";
 import { jetstreamManager } from "@nats-io/jetstream";

@@ -10,10 +10,15 @@
  *
  * stop(): SIGINT to the supervisor (services stop in order), then the
  * database and the bus prefix's streams are removed.
+ *
+ * BENCH_PROF_DIR=<dir>: every service (and the supervisor) runs with
+ * --cpu-prof into that directory (NODE_OPTIONS), and services.json there maps
+ * service names to pids (the profiles are named by pid); summarise them with
+ * `node bench/cpu-profile-summary.ts <dir>`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -90,9 +95,11 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
   const dataDir = join(dir, "data");
   const configPath = await writeHarnessGatewayConfig(dir, llm);
   const metricsBase = await freeMetricsBase();
+  const profDir = process.env["BENCH_PROF_DIR"];
+  const profEnv: Record<string, string> = profDir ? { NODE_OPTIONS: `${process.env["NODE_OPTIONS"] ?? ""} --cpu-prof --cpu-prof-dir=${resolve(profDir)}`.trim() } : {};
   const env = npmStartEnv(
     { databaseUrl: db.url, natsUrl: bus.natsUrl, busPrefix: bus.prefix, configPath, dataDir },
-    { LOG_LEVEL: options.logLevel ?? "warn", METRICS_PORT_BASE: String(metricsBase), ...options.env },
+    { LOG_LEVEL: options.logLevel ?? "warn", METRICS_PORT_BASE: String(metricsBase), ...profEnv, ...options.env },
   );
   const lines: string[] = [];
   const tee = process.env["BENCH_OUTPUT_FILE"];
@@ -131,6 +138,10 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
     if (gone) throw new Error(`npm start exited before it was ready:\n${lines.join("\n")}`);
     const addresses = JSON.parse(readFileSync(join(dataDir, "local-gateway.json"), "utf8")) as AddressesFile;
     const caPem = await readFile(addresses.caFile, "utf8");
+    if (profDir) {
+      await mkdir(profDir, { recursive: true });
+      await writeFile(join(profDir, "services.json"), JSON.stringify(addresses.services));
+    }
     nc = await connectNats(bus.natsUrl, "bench", silentLogger());
     const names = busNames(bus.prefix);
     const conn = nc;

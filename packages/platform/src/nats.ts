@@ -3,6 +3,8 @@
  * unreachable. Async stack traces are off (`noAsyncTraces`): the client would
  * otherwise capture a stack for every request it sends, a measurable share of
  * a busy service's CPU, for errors that carry their subject anyway.
+ * What the connection is given to send in one pass of the event loop goes out
+ * in one socket write (`writeTogetherPerTick`).
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -20,6 +22,7 @@ export function natsServers(url: string): string[] {
 export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
   try {
     const nc = await connect({ servers: natsServers(url), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
+    writeTogetherPerTick(nc);
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect" || s.type === "reconnect" || s.type === "error") log.warn({ nats: s.type }, "nats connection status");
@@ -29,6 +32,54 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
   } catch (cause) {
     throw new Error(`cannot connect to NATS at ${url}: ${(cause as Error).message}`, { cause });
   }
+}
+
+/** The part of the client's protocol handler (NatsConnectionImpl.protocol) that writes what is queued. */
+interface QueuedWrites {
+  flushPending(): void;
+  close(err?: Error): Promise<void>;
+}
+
+function queuedWritesOf(nc: NatsConnection): QueuedWrites | undefined {
+  const protocol = (nc as unknown as { protocol?: Partial<QueuedWrites> }).protocol;
+  return typeof protocol?.flushPending === "function" && typeof protocol.close === "function" ? (protocol as QueuedWrites) : undefined;
+}
+
+/**
+ * The client queues every command (PUB, SUB, PING ...) and writes the queue
+ * to its socket in a microtask queued by the first command. Commands given in
+ * later promise jobs of the same pass (a reply's continuation that publishes,
+ * a request right behind a publish in another async function) came after that
+ * microtask and took a write of their own: about one socket write per message,
+ * and a loopback write costs the writer the receiver's wake-up as well. Here
+ * the write waits for the next tick instead, which runs once the current
+ * microtasks are done and before any I/O is polled: the same order, no timer,
+ * and one write for what one pass of the event loop sends (a close() in the
+ * same pass writes what is queued first). Returns false when
+ * the client does not have the expected shape (a changed library; then
+ * nothing changes).
+ */
+export function writeTogetherPerTick(nc: NatsConnection): boolean {
+  const queued = queuedWritesOf(nc);
+  if (queued === undefined) return false;
+  const flush = queued.flushPending.bind(queued);
+  let scheduled = false;
+  const flushNow = (): void => {
+    scheduled = false;
+    flush();
+  };
+  queued.flushPending = () => {
+    if (scheduled) return;
+    scheduled = true;
+    process.nextTick(flushNow);
+  };
+  // close() destroys the socket without waiting: what is still queued for the tick goes out first.
+  const close = queued.close.bind(queued);
+  queued.close = (err?: Error) => {
+    flush();
+    return close(err);
+  };
+  return true;
 }
 
 const reconnectListeners = new WeakMap<NatsConnection, Set<() => void>>();

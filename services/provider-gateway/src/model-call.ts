@@ -33,6 +33,9 @@ export interface ModelCallOptions {
   readonly observer?: UpstreamObserver;
 }
 
+/** Why the upstream request of an ended call is aborted (nothing reads it: the call has its outcome). */
+const CALL_ENDED = new Error("the model call ended");
+
 export async function runModelCall(adapter: BoundAdapter, request: ModelRequest, emit: EmitModelEvent, options: ModelCallOptions): Promise<void> {
   const { route } = adapter;
   const writer = new ModelEventWriter(emit);
@@ -123,10 +126,12 @@ export async function runModelCall(adapter: BoundAdapter, request: ModelRequest,
     }
   } finally {
     options.signal.removeEventListener("abort", onCancel);
-    // Stops the body download when the call ended before the endpoint did.
-    upstream.abort();
+    // Stops the body download when the call ended before the endpoint did. With a reason made once:
+    // abort() without one builds a DOMException (and its stack) for every call.
+    upstream.abort(CALL_ENDED);
   }
 }
+
 
 function failCancelled(writer: ModelEventWriter, signal: AbortSignal): void {
   if (signal.reason === GATEWAY_SHUTDOWN) writer.fail(ModelFailureKind.UNAVAILABLE, "the provider gateway stopped during the call", { retryable: true });

@@ -5,6 +5,7 @@
  * be an uncaught exception if nobody listened), and the pool goes on with a
  * new connection.
  */
+import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "@byok/platform";
@@ -75,6 +76,38 @@ describe("pipelined transactions", () => {
   async function marks(): Promise<number[]> {
     return (await pool.query<{ id: number }>("SELECT id FROM marks ORDER BY id")).rows.map((r) => r.id);
   }
+
+  it("writes the statements of one round trip in one socket write (BEGIN with the first, COMMIT with the last)", async () => {
+    await pool.query("TRUNCATE marks");
+    await pool.query("SELECT 1"); // both round trips below on a connection that is already open
+    let writes = 0;
+    const write = net.Socket.prototype._write;
+    const writev = net.Socket.prototype._writev!;
+    net.Socket.prototype._write = function (this: net.Socket, ...args: Parameters<typeof write>) {
+      writes += 1;
+      return write.apply(this, args);
+    };
+    net.Socket.prototype._writev = function (this: net.Socket, ...args: Parameters<typeof writev>) {
+      writes += 1;
+      return writev.apply(this, args);
+    };
+    try {
+      const outcome = await inTransaction(pool, async (tx) => {
+        const [, seen] = await together(
+          preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [1]),
+          preparedQuery<{ n: number }>(tx, "SELECT count(*)::integer AS n FROM marks", []),
+        );
+        return commitBehind(preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [1 + seen.rows[0]!.n]).then(() => "done"));
+      });
+      expect(outcome).toEqual(ok("done"));
+    } finally {
+      net.Socket.prototype._write = write;
+      net.Socket.prototype._writev = writev;
+    }
+    // Without writing together: BEGIN, three statements and COMMIT, five writes.
+    expect(writes).toBe(2);
+    expect(await marks()).toEqual([1, 2]);
+  });
 
   it("runs statements issued together in order, each seeing the ones before", async () => {
     await pool.query("TRUNCATE marks");

@@ -1,0 +1,50 @@
+/**
+ * Preload that counts socket writes (each `_write` / `_writev` of a
+ * net.Socket is one write system call or one TLS record batch) by peer: the
+ * NATS server, Postgres, or anything else. Each process writes
+ * <COUNT_WRITES_DIR>/<pid>.json (its argv and the counts) every second and
+ * at exit. For a bench run of the whole deployment:
+ *
+ *   COUNT_WRITES_DIR=/tmp/writes NODE_OPTIONS="--import ./bench/support/count-socket-writes.ts" \
+ *     BENCH_QUICK=1 BENCH_CPU_TURNS=200 ... node bench/cursor-path.ts
+ *
+ * and divide by the turns the run made (warm-up, sequential and CPU turns).
+ */
+import net from "node:net";
+import { mkdirSync, writeFileSync } from "node:fs";
+
+const dir = process.env["COUNT_WRITES_DIR"] ?? "/tmp/socket-writes";
+const portOf = (url: string, fallback: number): number => {
+  try {
+    return Number(new URL(url).port || fallback);
+  } catch {
+    return fallback;
+  }
+};
+const natsPort = portOf(process.env["NATS_URL"] ?? "", 4222);
+const pgPort = portOf(process.env["DATABASE_URL"] ?? "", 5432);
+const counts: Record<string, number> = {};
+const count = (socket: net.Socket): void => {
+  const peer = socket.remotePort === natsPort ? "nats" : socket.remotePort === pgPort ? "postgres" : "other";
+  counts[peer] = (counts[peer] ?? 0) + 1;
+};
+const write = net.Socket.prototype._write;
+const writev = net.Socket.prototype._writev!;
+net.Socket.prototype._write = function (this: net.Socket, ...args: Parameters<typeof write>) {
+  count(this);
+  return write.apply(this, args);
+};
+net.Socket.prototype._writev = function (this: net.Socket, ...args: Parameters<typeof writev>) {
+  count(this);
+  return writev.apply(this, args);
+};
+const save = (): void => {
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(`${dir}/${process.pid}.json`, JSON.stringify({ argv: process.argv.slice(1).join(" "), counts }));
+  } catch {
+    // a bench aid: never fail the process
+  }
+};
+process.on("exit", save);
+setInterval(save, 1000).unref();
