@@ -7,7 +7,7 @@
  */
 import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type pg from "pg";
-import type { BeginRunResponseSchema, GetRevisionMessagesResponseSchema, StoreOperations } from "@byok/contracts";
+import type { GetRevisionMessagesResponseSchema, StoreOperations } from "@byok/contracts";
 import { getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { cacheUsage } from "./cache-usage.ts";
 import { compactHistory } from "./compaction.ts";
@@ -19,7 +19,7 @@ import { ok, reject, type Outcome } from "./outcome.ts";
 import { loadRevisionHistory } from "./revisions.ts";
 import { appendMessages } from "./run-append.ts";
 import { beginRun, finishRun } from "./run-lifecycle.ts";
-import { findChildRuns, findRun, type RunRow } from "./run-rows.ts";
+import { findChildRuns, findRun } from "./run-rows.ts";
 import { findCommittedResult } from "./tool-round-rows.ts";
 import { commitToolResult, createToolRound, getOpenToolRound } from "./tool-rounds.ts";
 import { createAuditHandlers } from "./audit/audit-operations.ts";
@@ -67,8 +67,12 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
       if (startHistory !== undefined) {
         return ok({ ...response, history: { messages: startHistory.messages, messageIds: startHistory.messageIds, revisionChain: startHistory.chain } });
       }
-      const next = await nextOfBegunRun(pool, run, req.knownRevisionId);
-      return next.kind === "ok" ? ok({ ...response, ...next.value }) : next;
+      // The head's history (immutable revisions: read after COMMIT) and a repeated begin's open round,
+      // which the begin read under its locks (see repeatedBegin).
+      const history = await revisionMessages(pool, run.headRevisionId ?? "", req.knownRevisionId);
+      if (history.kind !== "ok") return history;
+      const open = begun.value.openRound;
+      return ok({ ...response, history: history.value, ...(open === undefined ? {} : { openRound: toolRoundRecord(open) }) });
     },
 
     appendMessages: async (req) =>
@@ -218,22 +222,3 @@ async function revisionMessages(pool: pg.Pool, revisionId: string, knownId = "")
   });
 }
 
-/**
- * What the run worker reads right after run.begin, read after the begin
- * committed: the history of the run's head (immutable revisions) and, for a
- * repeated begin, its open tool round (a first begin has just created the run,
- * which cannot have a round yet). Both reads run at once.
- */
-async function nextOfBegunRun(
-  pool: pg.Pool,
-  run: RunRow,
-  knownId: string,
-): Promise<Outcome<Pick<MessageInitShape<typeof BeginRunResponseSchema>, "history" | "openRound">>> {
-  const [history, open] = await Promise.all([
-    revisionMessages(pool, run.headRevisionId ?? "", knownId),
-    run.beginCount > 1 ? getOpenToolRound(pool, run.id) : Promise.resolve(ok(undefined)),
-  ]);
-  if (history.kind !== "ok") return history;
-  if (open.kind !== "ok") return open;
-  return ok({ history: history.value, ...(open.value === undefined ? {} : { openRound: toolRoundRecord(open.value) }) });
-}

@@ -9,12 +9,13 @@
 import type pg from "pg";
 import type { Message, Usage } from "@byok/contracts";
 import { createOrLockConversation, ensureConversationLocked } from "./conversations.ts";
-import { commitBehind, inTransaction, together } from "./database.ts";
+import { commitBehind, inTransaction, together, type Transaction } from "./database.ts";
 import { canonicalMessage } from "./message-codec.ts";
 import { takenClientIds } from "./once-starts.ts";
 import { ok, reject, type Outcome } from "./outcome.ts";
 import { findRevision, prepareAppend, type RevisionRow } from "./revisions.ts";
 import { countRepeatedBegin, countRepeatedBeginWithConversation, findRun, insertActiveRun, insertRun, supersedeRun, terminateRun, type RunFailureKind, type RunRow, type TerminalRunState } from "./run-rows.ts";
+import { findOpenRound, type ToolRoundRow } from "./tool-round-rows.ts";
 import { lockRunConversation } from "./write-guards.ts";
 
 export interface BeginRunInput {
@@ -41,12 +42,24 @@ export interface BegunRun {
    * revision): the history of its head, so the caller need not read it back.
    */
   readonly startHistory?: { readonly chain: string[]; readonly messageIds: string[]; readonly messages: Message[] };
+  /** A repeated begin of a running run: its open tool round, read under the begin's locks. */
+  readonly openRound?: ToolRoundRow;
 }
 
-function repeatedBegin(run: RunRow, input: BeginRunInput): Outcome<BegunRun> {
+/**
+ * A begin of a run that exists (a redelivery). Its open tool round is read here,
+ * inside the begin's transaction: the statement that counted the begin holds the
+ * run's row lock, which tool_round.commit_result also takes, so a result
+ * committed meanwhile is either in both the run's head and the round (settled
+ * then) or in neither. Read after COMMIT instead, a result landing in between
+ * left the begin with the old head and no open round: the new owner called the
+ * model without the result, and its append was then refused.
+ */
+async function repeatedBegin(tx: Transaction, run: RunRow, input: BeginRunInput): Promise<Outcome<BegunRun>> {
   if (run.conversationId !== input.conversationId) return reject("invalid", `run ${run.id} belongs to conversation ${run.conversationId}`);
   if (run.memberId !== input.memberId) return reject("forbidden", `run ${run.id} belongs to another member`);
-  return ok({ run, supersededRunId: null, duplicateOf: null });
+  const openRound = run.status === "running" ? await findOpenRound(tx, run.id, "share") : undefined;
+  return ok({ run, supersededRunId: null, duplicateOf: null, ...(openRound === undefined ? {} : { openRound }) });
 }
 
 export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<BegunRun>> {
@@ -55,7 +68,7 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
   return inTransaction<BegunRun>(pool, async (tx) => {
     if (input.conversationId === "" || input.memberId === "") {
       const known = await countRepeatedBegin(tx, input.runId);
-      if (known) return repeatedBegin(known, input);
+      if (known) return repeatedBegin(tx, known, input);
       const refused = await ensureConversationLocked(tx, input.conversationId, input.memberId);
       if (refused.kind !== "ok") return refused;
       throw new Error("a begin without conversation or member id was not refused");
@@ -74,7 +87,7 @@ export function beginRun(pool: pg.Pool, input: BeginRunInput): Promise<Outcome<B
       input.baseRevisionId !== "" ? findRevision(tx, input.baseRevisionId) : Promise.resolve(undefined),
     );
     const { run: known, conversation } = counted;
-    if (known) return repeatedBegin(known, input);
+    if (known) return repeatedBegin(tx, known, input);
     if (!conversation) throw new Error(`conversation ${input.conversationId} vanished after insert`);
     if (conversation.memberId !== input.memberId) return reject("forbidden", `conversation ${input.conversationId} belongs to another member`);
     if (parent && parent.memberId !== input.memberId) return reject("forbidden", `parent run ${input.parentRunId} belongs to another member`);
