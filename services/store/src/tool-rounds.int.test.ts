@@ -203,4 +203,35 @@ describe("tool rounds", () => {
     const history = await store.call("getRevisionMessages", { revisionId: head });
     expect(history.messages).toHaveLength(7);
   });
+
+  it("a repeated run.begin racing a tool result answers with a head and an open round that agree", async () => {
+    // A redelivery's begin and the first owner's result commit at the same moment, 30 times: the new
+    // owner must see the result either in its history (the round settled, no open round) or not at
+    // all (the round open, without it). Seeing neither made it call the model without the result.
+    const seen = { open: 0, settled: 0 };
+    for (let i = 0; i < 30; i++) {
+      const runId = `race-${i}`;
+      const conversationId = `race-conv-${i}`;
+      const first = await store.call("beginRun", { runId, conversationId, memberId: "m1", initialMessages: [userText("do it")] });
+      const created = await store.call("createToolRound", {
+        runId,
+        roundId: "round-1",
+        expectedHeadRevisionId: first.run!.startRevisionId,
+        assistant: { content: [toolCall("A")] },
+        providerCallIndex: 1,
+      });
+      expect(created.error).toBeUndefined();
+      const [again, committed] = await Promise.all([
+        store.call("beginRun", { runId, conversationId, memberId: "m1", initialMessages: [userText("do it")], withHistory: true }),
+        store.call("commitToolResult", { runId, roundId: "round-1", callId: "A", content: "output", isError: false }),
+      ]);
+      expect(again.error).toBeUndefined();
+      expect(committed.error).toBeUndefined();
+      const historyHasResult = again.history!.messages.some((m) => m.body.case === "toolResult");
+      expect({ iteration: i, openRound: again.openRound !== undefined, historyHasResult }).toEqual({ iteration: i, openRound: !historyHasResult, historyHasResult });
+      if (again.openRound) expect(again.openRound.results).toHaveLength(0);
+      seen[historyHasResult ? "settled" : "open"]++;
+    }
+    expect(seen.open + seen.settled).toBe(30);
+  });
 });
