@@ -208,7 +208,6 @@ describe("tool rounds", () => {
     // A redelivery's begin and the first owner's result commit at the same moment, 30 times: the new
     // owner must see the result either in its history (the round settled, no open round) or not at
     // all (the round open, without it). Seeing neither made it call the model without the result.
-    const seen = { open: 0, settled: 0 };
     for (let i = 0; i < 30; i++) {
       const runId = `race-${i}`;
       const conversationId = `race-conv-${i}`;
@@ -230,8 +229,6 @@ describe("tool rounds", () => {
       const historyHasResult = again.history!.messages.some((m) => m.body.case === "toolResult");
       expect({ iteration: i, openRound: again.openRound !== undefined, historyHasResult }).toEqual({ iteration: i, openRound: !historyHasResult, historyHasResult });
       if (again.openRound) expect(again.openRound.results).toHaveLength(0);
-      seen[historyHasResult ? "settled" : "open"]++;
     }
-    expect(seen.open + seen.settled).toBe(30);
   });
 });
