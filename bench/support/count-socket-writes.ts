@@ -10,8 +10,9 @@
  *
  * and divide by the turns the run made (warm-up, sequential and CPU turns).
  */
-import net from "node:net";
+import type net from "node:net";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { onSocketWrites } from "@byok/test-support/socket-writes";
 
 const dir = process.env["COUNT_WRITES_DIR"] ?? "/tmp/socket-writes";
 const portOf = (url: string, fallback: number): number => {
@@ -28,16 +29,7 @@ const count = (socket: net.Socket): void => {
   const peer = socket.remotePort === natsPort ? "nats" : socket.remotePort === pgPort ? "postgres" : "other";
   counts[peer] = (counts[peer] ?? 0) + 1;
 };
-const write = net.Socket.prototype._write;
-const writev = net.Socket.prototype._writev!;
-net.Socket.prototype._write = function (this: net.Socket, ...args: Parameters<typeof write>) {
-  count(this);
-  return write.apply(this, args);
-};
-net.Socket.prototype._writev = function (this: net.Socket, ...args: Parameters<typeof writev>) {
-  count(this);
-  return writev.apply(this, args);
-};
+onSocketWrites(count);
 const save = (): void => {
   try {
     mkdirSync(dir, { recursive: true });

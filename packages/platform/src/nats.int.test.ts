@@ -3,33 +3,11 @@
  * in one socket write (writeTogetherPerTick), in order, and still delivers
  * every message and answers every request.
  */
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NATS_URL, waitFor } from "@byok/test-support/infra";
+import { countSocketWrites } from "@byok/test-support/socket-writes";
 import { connectNats, type NatsConnection } from "./nats.ts";
 import { silentLogger } from "./logger.ts";
-
-/** Counts socket writes while `work` runs (every socket of the process). */
-async function countWrites(work: () => Promise<void>): Promise<number> {
-  let writes = 0;
-  const write = net.Socket.prototype._write;
-  const writev = net.Socket.prototype._writev!;
-  net.Socket.prototype._write = function (this: net.Socket, ...args: Parameters<typeof write>) {
-    writes += 1;
-    return write.apply(this, args);
-  };
-  net.Socket.prototype._writev = function (this: net.Socket, ...args: Parameters<typeof writev>) {
-    writes += 1;
-    return writev.apply(this, args);
-  };
-  try {
-    await work();
-  } finally {
-    net.Socket.prototype._write = write;
-    net.Socket.prototype._writev = writev;
-  }
-  return writes;
-}
 
 describe("a service's NATS connection", () => {
   let sender: NatsConnection;
@@ -49,7 +27,7 @@ describe("a service's NATS connection", () => {
     const got: string[] = [];
     const sub = receiver.subscribe(`${subject}.pub`, { callback: (_err, msg) => void got.push(msg.string()) });
     await receiver.flush();
-    const writes = await countWrites(async () => {
+    const writes = await countSocketWrites(async () => {
       // Publishes in successive promise jobs: each used to take a write of its own.
       await new Promise<void>((resolve) => {
         setImmediate(() => {

@@ -5,11 +5,11 @@
  * be an uncaught exception if nobody listened), and the pool goes on with a
  * new connection.
  */
-import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "@byok/platform";
 import { createTestDatabase, waitFor, type TestDatabase } from "@byok/test-support/infra";
+import { countSocketWrites } from "@byok/test-support/socket-writes";
 import { commitBehind, createPool, DatabaseFailure, inTransaction, preparedQuery, together } from "./database.ts";
 import { ok } from "./outcome.ts";
 
@@ -80,18 +80,7 @@ describe("pipelined transactions", () => {
   it("writes the statements of one round trip in one socket write (BEGIN with the first, COMMIT with the last)", async () => {
     await pool.query("TRUNCATE marks");
     await pool.query("SELECT 1"); // both round trips below on a connection that is already open
-    let writes = 0;
-    const write = net.Socket.prototype._write;
-    const writev = net.Socket.prototype._writev!;
-    net.Socket.prototype._write = function (this: net.Socket, ...args: Parameters<typeof write>) {
-      writes += 1;
-      return write.apply(this, args);
-    };
-    net.Socket.prototype._writev = function (this: net.Socket, ...args: Parameters<typeof writev>) {
-      writes += 1;
-      return writev.apply(this, args);
-    };
-    try {
+    const writes = await countSocketWrites(async () => {
       const outcome = await inTransaction(pool, async (tx) => {
         const [, seen] = await together(
           preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [1]),
@@ -100,10 +89,7 @@ describe("pipelined transactions", () => {
         return commitBehind(preparedQuery(tx, "INSERT INTO marks (id) VALUES ($1)", [1 + seen.rows[0]!.n]).then(() => "done"));
       });
       expect(outcome).toEqual(ok("done"));
-    } finally {
-      net.Socket.prototype._write = write;
-      net.Socket.prototype._writev = writev;
-    }
+    });
     // Without writing together: BEGIN, three statements and COMMIT, five writes.
     expect(writes).toBe(2);
     expect(await marks()).toEqual([1, 2]);
