@@ -86,3 +86,9 @@ export function describeErrorBody(body: unknown): { message: string | undefined;
 function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
+
+/** A connection error's message with its cause's ("fetch failed: connect ECONNREFUSED ..."), the cause once. */
+export function messageWithCause(error: Error): string {
+  const cause = error.cause instanceof Error && error.cause.message !== error.message ? `: ${error.cause.message}` : "";
+  return `${error.message}${cause}`;
+}

@@ -9,7 +9,7 @@ import type { Route } from "../routes.ts";
 import type { PassThroughRequest, PassThroughTarget } from "./adapter.ts";
 import { sdkLogger } from "./sdk-logger.ts";
 import { isContextOverflow } from "../context-overflow.ts";
-import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
+import { describeErrorBody, messageWithCause, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
 
 export function createOpenAiClient(route: Route, log: Logger): OpenAI {
   return new OpenAI({
@@ -35,7 +35,7 @@ export function openAiPassThroughTarget(route: Route, path: string, request: Pas
 export function openAiSendFailure(error: unknown): SendFailure {
   if (error instanceof OpenAI.APIUserAbortError) return { kind: "aborted" };
   if (error instanceof OpenAI.APIConnectionTimeoutError) return { kind: "connection", message: error.message, timeout: true };
-  if (error instanceof OpenAI.APIConnectionError) return { kind: "connection", message: causeMessage(error), timeout: false };
+  if (error instanceof OpenAI.APIConnectionError) return { kind: "connection", message: messageWithCause(error), timeout: false };
   if (error instanceof OpenAI.APIError && typeof error.status === "number") {
     const body = describeErrorBody(error.error);
     const providerCode = body.code ?? error.code ?? undefined;
@@ -51,9 +51,4 @@ export function openAiSendFailure(error: unknown): SendFailure {
     };
   }
   return { kind: "connection", message: error instanceof Error ? error.message : String(error), timeout: false };
-}
-
-function causeMessage(error: Error): string {
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-  return `${error.message}${cause}`;
 }

@@ -23,7 +23,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import type { PassThroughTarget } from "../adapters/adapter.ts";
-import { describeErrorBody, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
+import { describeErrorBody, messageWithCause, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
 
 /** Keep-alive pools per origin; idle connections are kept 30 s (or what the server's Keep-Alive says, if less). */
 const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 30_000, connections: null, pipelining: 1 });
@@ -234,7 +234,7 @@ class RelayHandler implements Dispatcher.DispatchHandler, UpstreamResponse {
     if (code === "UND_ERR_HEADERS_TIMEOUT") return new UpstreamConnectionError(error.message, true, { cause: error });
     // Closed by the server before any answer on a connection it had kept alive (the race with its idle timeout).
     if (!this.#gotHead && code === "UND_ERR_SOCKET" && isIdleClose(error)) return new StaleSocketError(error.message);
-    return new UpstreamConnectionError(describe(error), false, { cause: error });
+    return new UpstreamConnectionError(messageWithCause(error), false, { cause: error });
   }
 }
 
@@ -242,11 +242,6 @@ class RelayHandler implements Dispatcher.DispatchHandler, UpstreamResponse {
 function isIdleClose(error: Error): boolean {
   const socket = (error as { socket?: { bytesRead?: unknown } }).socket;
   return typeof socket === "object" && socket !== null && typeof socket.bytesRead === "number" && socket.bytesRead > 0;
-}
-
-function describe(error: Error): string {
-  const cause = error.cause instanceof Error && error.cause.message !== error.message ? `: ${error.cause.message}` : "";
-  return `${error.message}${cause}`;
 }
 
 /** Route URLs, split once each into origin and path (a handful per gateway: one per route and operation). */

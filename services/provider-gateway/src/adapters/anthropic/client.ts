@@ -9,7 +9,7 @@ import type { Route } from "../../routes.ts";
 import type { PassThroughRequest, PassThroughTarget } from "../adapter.ts";
 import { sdkLogger } from "../sdk-logger.ts";
 import { isContextOverflow } from "../../context-overflow.ts";
-import { describeErrorBody, retryAfterMs, type SendFailure } from "../../upstream-errors.ts";
+import { describeErrorBody, messageWithCause, retryAfterMs, type SendFailure } from "../../upstream-errors.ts";
 
 export function createAnthropicClient(route: Route, log: Logger): Anthropic {
   return new Anthropic({
@@ -39,10 +39,7 @@ export function anthropicPassThroughTarget(route: Route, request: PassThroughReq
 export function anthropicSendFailure(error: unknown): SendFailure {
   if (error instanceof Anthropic.APIUserAbortError) return { kind: "aborted" };
   if (error instanceof Anthropic.APIConnectionTimeoutError) return { kind: "connection", message: error.message, timeout: true };
-  if (error instanceof Anthropic.APIConnectionError) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return { kind: "connection", message: `${error.message}${cause}`, timeout: false };
-  }
+  if (error instanceof Anthropic.APIConnectionError) return { kind: "connection", message: messageWithCause(error), timeout: false };
   if (error instanceof Anthropic.APIError && typeof error.status === "number") {
     const body = describeErrorBody(error.error);
     return {
