@@ -27,6 +27,14 @@ describe("loadConfig", () => {
       maxRetryAfterMs: 60_000,
     });
     expect(config.routes.get("m")).toMatchObject({ kind: "openai-chat", upstreamModel: "gpt-4o", maxAttempts: 2, headersTimeoutMs: 1000 });
+    expect(config.accounting).toMatchObject({ ledgerLingerMs: 200 });
+  });
+
+  it("reads the ledger linger, 0 included (an idle writer writes at once)", () => {
+    const read = files("config/gateway.json", GATEWAY_FILE);
+    expect(loadConfig({ TEAM_OPENAI_KEY: KEY, ACCOUNTING_LEDGER_LINGER_MS: "0" }, read).accounting).toMatchObject({ ledgerLingerMs: 0 });
+    expect(loadConfig({ TEAM_OPENAI_KEY: KEY, ACCOUNTING_LEDGER_LINGER_MS: "50" }, read).accounting).toMatchObject({ ledgerLingerMs: 50 });
+    expect(() => loadConfig({ TEAM_OPENAI_KEY: KEY, ACCOUNTING_LEDGER_LINGER_MS: "-1" }, read)).toThrow(/ACCOUNTING_LEDGER_LINGER_MS/);
   });
 
   it("reads the environment, the file GATEWAY_CONFIG names included", () => {

@@ -66,6 +66,12 @@ export const providerGatewayEnvSchema = commonEnvSchema.extend({
   ACCOUNTING_LEASE_IDLE_MS: envMs(15_000),
   /** A top-up asks for this many calls' worth of reservation (the store grants at most a quarter of what is left); half of it left triggers the next one. */
   ACCOUNTING_LEASE_CALLS: envInt(32, { min: 1, max: 1_000 }),
+  /**
+   * How long (ms) a settled call's ledger row waits for others to share its write (one settle_many for all
+   * of them; a full batch of 200 goes at once). Fewer, larger writes keep the store, Postgres and NATS off
+   * the calls' path; a replica that crashes loses at most this long of rows. 0 = an idle writer writes at once.
+   */
+  ACCOUNTING_LEDGER_LINGER_MS: envMs(200, 0),
   /** This replica's name on its leases (default: host name, process id and a random suffix). */
   ACCOUNTING_HOLDER: z.string().min(1).optional(),
   /** Optional JSON file of price overrides: {"models": {"<model id>": {"input": 2.5, "output": 10}}}. */
@@ -79,6 +85,8 @@ export interface AccountingConfig {
   readonly leaseTtlMs: number;
   readonly leaseIdleMs: number;
   readonly leaseCalls: number;
+  /** How long a settled call's ledger row waits for company before its write goes out. */
+  readonly ledgerLingerMs: number;
   /** undefined = host name, process id and a random suffix. */
   readonly holder: string | undefined;
 }
@@ -127,6 +135,7 @@ export function loadConfig(env: Env, readFile: ReadTextFile = readTextFile): Pro
       leaseTtlMs: e.ACCOUNTING_LEASE_TTL_MS,
       leaseIdleMs: e.ACCOUNTING_LEASE_IDLE_MS,
       leaseCalls: e.ACCOUNTING_LEASE_CALLS,
+      ledgerLingerMs: e.ACCOUNTING_LEDGER_LINGER_MS,
       holder: e.ACCOUNTING_HOLDER,
     };
   }

@@ -66,6 +66,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
           leaseTtlMs: config.accounting.leaseTtlMs,
           leaseIdleMs: config.accounting.leaseIdleMs,
           leaseCalls: config.accounting.leaseCalls,
+          ledgerLingerMs: config.accounting.ledgerLingerMs,
           log: log.child({ component: "accounting" }),
           observer: {
             // A Prometheus counter takes floats: the exact amount stays in the ledger.

@@ -54,6 +54,8 @@ export interface StoreAccountingOptions {
   readonly leaseIdleMs: number;
   /** How many calls' worth of need a top-up asks for (half of it left triggers the next top-up ahead of time). */
   readonly leaseCalls: number;
+  /** How long settled calls wait for company before their ledger write goes out (ledger-writer.ts); default 0. */
+  readonly ledgerLingerMs?: number;
   readonly log: Logger;
   readonly observer?: AccountingObserver;
   readonly now?: () => number;
@@ -83,8 +85,6 @@ const WAIT_ROUNDS = 3;
 const MAX_ROUNDS = 8;
 /** The context window assumed for a model the price table does not know (it always knows the configured ones). */
 const FALLBACK_CONTEXT_WINDOW = 128_000;
-/** How long settled calls wait for company before their ledger write goes out (ledger-writer.ts). */
-const LEDGER_LINGER_MS = 10;
 
 export class StoreAccounting implements CallAccounting {
   readonly #options: StoreAccountingOptions;
@@ -104,7 +104,7 @@ export class StoreAccounting implements CallAccounting {
     this.#observer = options.observer ?? noAccountingObserver;
     this.#rules = new MemberRulesCache(options.store, { ttlMs: options.policyTtlMs, now: this.#now, log: options.log });
     this.#leases = new LeaseBook(options.store, { holder: options.holder, ttlMs: options.leaseTtlMs, idleMs: options.leaseIdleMs, now: this.#now, log: options.log });
-    this.#writer = new LedgerWriter(options.store, { log: options.log, lingerMs: LEDGER_LINGER_MS });
+    this.#writer = new LedgerWriter(options.store, { log: options.log, lingerMs: options.ledgerLingerMs ?? 0 });
     this.#upkeep = setInterval(() => void this.upkeep(), Math.max(100, Math.floor(options.leaseTtlMs / 3)));
     this.#upkeep.unref();
   }
