@@ -32,7 +32,7 @@ import { ADMIN_DATABASE_URL } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { Deadline, readCursorPathSettings, type CursorPathSettings } from "./support/bench-settings.ts";
 import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
-import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
+import { addedTable, busyTable, cpuTable, type OpenRunsBusy, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
@@ -217,6 +217,7 @@ async function openRuns(ctx: Ctx): Promise<void> {
   const paced = textStream(settings.pacedChunks, settings.pacedIntervalMs);
   const nominal = (settings.pacedChunks - 1) * settings.pacedIntervalMs;
   const rows: string[][] = [];
+  const busy: OpenRunsBusy[] = [];
   for (const level of settings.openRuns) {
     if (deadline.passed()) break;
     const measure = async (one: () => Promise<{ endMs: number; firstTextMs: number }>) => {
@@ -226,7 +227,12 @@ async function openRuns(ctx: Ctx): Promise<void> {
     };
     // The direct arm measures the paced upstream itself at this level (its timers drift under load).
     const d = await measure(() => direct.turn(paced, [], PROMPT));
+    const before = await ctx.sampler.sample();
+    const benchBefore = process.cpuUsage();
     const g = await measure(() => adapter.turn(paced, adapter.pooledConversation(), PROMPT));
+    const after = await ctx.sampler.sample();
+    const bench = process.cpuUsage(benchBefore);
+    busy.push({ level, cpu: cpuBetween(before, after), benchMs: (bench.user + bench.system) / 1000, wallMs: after.at - before.at });
     const directEnd = percentile(d.ends, 50);
     const directStreaming = percentile(d.streaming, 50);
     const onTime = g.ends.filter((e) => e <= directEnd + ON_TIME_SLACK_MS).length;
@@ -249,6 +255,8 @@ async function openRuns(ctx: Ctx): Promise<void> {
   );
   console.log("(on time: EndStream by then, start-up included; kept pace: first text -> EndStream by then; stops at a failure or when fewer than half kept pace)");
   console.log(renderTable(["runs", "on time", "kept pace", "failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99"], rows));
+  console.log("\ncores busy during the gateway arm (CPU ms per wall ms, /proc utime+stime; 2.0 = both cores of this machine)");
+  console.log(busyTable(busy));
 }
 
 async function consumerCount(gw: Deployment): Promise<string> {

@@ -42,6 +42,30 @@ export function cpuTable(perTurn: ReadonlyMap<string, number>, idlePerSecond: Re
   return renderTable(["process", "cpu ms / turn", "idle cpu ms / s"], rows);
 }
 
+/** CPU used by each process during one open-runs level of the gateway arm. */
+export interface OpenRunsBusy {
+  readonly level: number;
+  readonly cpu: ReadonlyMap<string, number>;
+  /** The bench process (fake client + paced mock). */
+  readonly benchMs: number;
+  readonly wallMs: number;
+}
+
+/** One row per process, one column per open-runs level: cores busy (CPU ms per wall ms). */
+export function busyTable(levels: readonly OpenRunsBusy[]): string {
+  const names = [...(levels[0]?.cpu.keys() ?? [])];
+  const cores = (ms: number, wallMs: number): string => (ms / wallMs).toFixed(2);
+  const total = (l: OpenRunsBusy): number => [...l.cpu.values()].reduce((s, v) => s + v, 0);
+  return renderTable(
+    ["process", ...levels.map((l) => `${l.level} runs`)],
+    [
+      ...names.map((name) => [name, ...levels.map((l) => cores(l.cpu.get(name) ?? 0, l.wallMs))]),
+      ["gateway processes", ...levels.map((l) => cores(total(l), l.wallMs))],
+      ["bench process", ...levels.map((l) => cores(l.benchMs, l.wallMs))],
+    ],
+  );
+}
+
 function rssOf(sample: Sample, name: string): string {
   const entry = sample.byName.get(name);
   // A group with no live process (e.g. the store's pool closed its idle connections): nothing to show.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "@byok/test-support/manual-clock";
 import { blockDeltaRule, DeltaCoalescer } from "./delta-coalescer.ts";
+import { DeltaWindow } from "./delta-window.ts";
 
 type Ev = { case: string; value: { index?: number; text?: string; callId?: string } };
 
@@ -79,15 +80,14 @@ describe("DeltaCoalescer", () => {
     expect(sent.slice(6)).toEqual([text("ef", 1)]);
   });
 
-  it("flush() sends the pending delta now and closes the window", async () => {
-    const { clock, sent, coalescer } = setup();
+  it("flush() sends the pending delta now and the next delta goes at once", () => {
+    const { sent, coalescer } = setup();
     coalescer.push(text("a"));
     coalescer.push(text("b"));
     expect(coalescer.holding).toBe(true);
     coalescer.flush();
     expect(sent).toEqual([text("a"), text("b")]);
     expect(coalescer.holding).toBe(false);
-    expect(clock.pendingDelays()).toEqual([]);
     coalescer.push(text("c"));
     expect(sent.at(-1)).toEqual(text("c"));
   });
@@ -98,5 +98,58 @@ describe("DeltaCoalescer", () => {
     coalescer.push(text("b"));
     expect(sent).toEqual([text("a"), text("b")]);
     expect(clock.timersSet).toBe(0);
+  });
+
+  describe("sharing one window (every call of a process)", () => {
+    function streams(n: number) {
+      const clock = new ManualClock();
+      const window = new DeltaWindow(clock, 4);
+      const sent: Array<{ stream: number; text: string | undefined }> = [];
+      const coalescers = Array.from({ length: n }, (_, stream) => new DeltaCoalescer<Ev>((e) => sent.push({ stream, text: e.value.text }), blockDeltaRule<Ev>(), window));
+      return { clock, sent, coalescers };
+    }
+
+    it("holds a later delta of one stream for the window another stream opened, and releases every held delta together", async () => {
+      const { clock, sent, coalescers } = streams(3);
+      const [a, b, c] = coalescers as [DeltaCoalescer<Ev>, DeltaCoalescer<Ev>, DeltaCoalescer<Ev>];
+      // Each stream's first delta goes at once, whoever opened the window.
+      a.push(text("a0"));
+      await clock.advance(1);
+      b.push(text("b0"));
+      c.push(text("c0"));
+      expect(sent.map((s) => s.text)).toEqual(["a0", "b0", "c0"]);
+      // Their next deltas (a paced stream's second token) wait for the end of a's window, then go in one callback.
+      await clock.advance(1);
+      b.push(text("b1"));
+      a.push(text("a1"));
+      c.push(text("c1"));
+      expect(sent).toHaveLength(3);
+      await clock.advance(1);
+      expect(sent).toHaveLength(3);
+      await clock.advance(1);
+      expect(sent.slice(3).map((s) => s.text).sort()).toEqual(["a1", "b1", "c1"]);
+      // The window reopened for what it released; empty at its end, it closes and the next delta goes at once.
+      await clock.advance(4);
+      expect(clock.pendingDelays()).toEqual([]);
+      c.push(text("c2"));
+      expect(sent.at(-1)).toEqual({ stream: 2, text: "c2" });
+    });
+
+    it("lets a stream's own event send its held delta early without releasing the others'", async () => {
+      const { clock, sent, coalescers } = streams(2);
+      const [a, b] = coalescers as [DeltaCoalescer<Ev>, DeltaCoalescer<Ev>];
+      a.push(text("a0"));
+      b.push(text("b0"));
+      a.push(text("a1"));
+      b.push(text("b1"));
+      b.push(other("textEnd"));
+      expect(sent.map((s) => s.text)).toEqual(["a0", "b0", "b1", undefined]);
+      expect(a.holding).toBe(true);
+      await clock.advance(4);
+      expect(sent.map((s) => s.text)).toEqual(["a0", "b0", "b1", undefined, "a1"]);
+      // b flushed: nothing of b comes out of the window twice.
+      await clock.advance(8);
+      expect(sent).toHaveLength(5);
+    });
   });
 });

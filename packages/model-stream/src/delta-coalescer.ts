@@ -4,20 +4,24 @@
  * delta (their texts concatenated), so the messages of a model call grow with
  * its duration, not with the provider's chunk count.
  *
- * - A delta that arrives while no window is open is sent at once (the first
- *   delta of a call, of a block, or after a pause is never delayed) and opens
- *   a window of `windowMs`. Deltas of the same block (same merge key) arriving
- *   inside it are joined; when the window ends the joined delta is sent and,
- *   if it held anything, a new window opens.
+ * - The first delta of a call or of a block (the first after any other
+ *   event or a flush) is sent at once. So is a delta that arrives while the
+ *   window (delta-window.ts) is closed; sending it opens the window.
+ * - While the window is open, deltas are held: those of the same block (same
+ *   merge key) are joined, and the joined delta is sent when the window ends.
+ *   The window may be shared by every coalescer of a process: then one
+ *   stream's delta can wait for a window another stream opened, at most
+ *   `windowMs`, and the held deltas of all streams go out together.
  * - Any other event (a block start or end, a tool call, usage, a terminal, a
- *   keepalive) first sends what is pending, then goes out itself, and closes
- *   the window. A delta of another block does the same. Nothing is ever
- *   reordered and nothing is merged across event kinds or blocks.
+ *   keepalive) first sends what is pending, then goes out itself. A delta of
+ *   another block sends what is pending and then goes out at once. Nothing is
+ *   ever reordered and nothing is merged across event kinds or blocks.
  * - `flush()` sends what is pending now: callers use it before anything that
  *   must not overtake the deltas on another path (a state event, a barrier).
  *
- * Pure apart from the timer, which comes from the caller (a Clock).
+ * Pure apart from the window's timer, which comes from the caller (a Clock).
  */
+import { DeltaWindow } from "./delta-window.ts";
 
 /** The timer the coalescer needs (structurally a @byok/platform Clock). */
 export interface CoalescerTimers {
@@ -63,20 +67,23 @@ export function blockDeltaRule<E extends BlockDeltaLike>(): CoalescingRule<E> {
 export class DeltaCoalescer<E> {
   readonly #emit: (event: E) => void;
   readonly #rule: CoalescingRule<E>;
-  readonly #timers: CoalescerTimers;
-  readonly #windowMs: number;
+  readonly #window: DeltaWindow;
+  readonly #member = { release: (): void => this.#release() };
   #pending: { key: string; event: E } | undefined;
-  #window: { cancel(): void } | undefined;
+  /** The key of the last delta sent, until another event or a flush: a delta with another key starts a block. */
+  #lastKey: string | undefined;
 
-  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, timers: CoalescerTimers, windowMs: number) {
+  /** `window`: one shared by other coalescers, or timers and a window (ms) for a window of its own. */
+  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, window: DeltaWindow);
+  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, timers: CoalescerTimers, windowMs: number);
+  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, window: DeltaWindow | CoalescerTimers, windowMs = 0) {
     this.#emit = emit;
     this.#rule = rule;
-    this.#timers = timers;
-    this.#windowMs = windowMs;
+    this.#window = window instanceof DeltaWindow ? window : new DeltaWindow(window, windowMs);
   }
 
   push(event: E): void {
-    const key = this.#windowMs > 0 ? this.#rule.key(event) : undefined;
+    const key = this.#window.windowMs > 0 ? this.#rule.key(event) : undefined;
     if (key === undefined) {
       this.flush();
       this.#emit(event);
@@ -87,21 +94,24 @@ export class DeltaCoalescer<E> {
       return;
     }
     if (this.#pending !== undefined) this.flush();
-    if (this.#window === undefined) {
+    if (this.#lastKey !== key || !this.#window.open) {
+      this.#lastKey = key;
       this.#emit(event);
-      this.#openWindow();
+      this.#window.sentAtOnce();
       return;
     }
     this.#pending = { key, event };
+    this.#window.hold(this.#member);
   }
 
-  /** Sends the pending delta (if any) now and closes the window. */
+  /** Sends the pending delta (if any) now; the next delta goes out at once. */
   flush(): void {
-    this.#window?.cancel();
-    this.#window = undefined;
+    this.#lastKey = undefined;
     const pending = this.#pending;
+    if (pending === undefined) return;
     this.#pending = undefined;
-    if (pending !== undefined) this.#emit(pending.event);
+    this.#window.forget(this.#member);
+    this.#emit(pending.event);
   }
 
   /** A delta is waiting for its window to end. */
@@ -109,14 +119,9 @@ export class DeltaCoalescer<E> {
     return this.#pending !== undefined;
   }
 
-  #openWindow(): void {
-    this.#window = this.#timers.setTimeout(() => {
-      this.#window = undefined;
-      const pending = this.#pending;
-      this.#pending = undefined;
-      if (pending === undefined) return;
-      this.#emit(pending.event);
-      this.#openWindow();
-    }, this.#windowMs);
+  #release(): void {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (pending !== undefined) this.#emit(pending.event);
   }
 }

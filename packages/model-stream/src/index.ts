@@ -24,3 +24,4 @@ export {
 } from "./stream-rules.ts";
 export { ModelStreamAssembly, type AssembledAssistant, type AssembledBlock, type ReplayInit } from "./stream-assembly.ts";
 export { blockDeltaRule, DeltaCoalescer, type BlockDeltaLike, type CoalescerTimers, type CoalescingRule } from "./delta-coalescer.ts";
+export { DeltaWindow } from "./delta-window.ts";

@@ -24,17 +24,21 @@
  *
  * Text and thinking deltas of one block that come within `deltaCoalesceMs` of
  * the last one sent travel as one ModelEvent (DeltaCoalescer of
- * @byok/model-stream): the first delta goes out at once, any other event
- * sends what is pending first, so order and content are unchanged.
+ * @byok/model-stream): the first delta of a block goes out at once, any other
+ * event sends what is pending first, so order and content are unchanged. All
+ * calls share one window, and the frames of all calls made in one pass of the
+ * event loop are published from one callback (end-of-pass.ts): many paced
+ * streams reach the bus as one write per window, not one per delta.
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { encodeModelEventPart, isProviderCallId, joinModelEventParts, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
-import { blockDeltaRule, DeltaCoalescer } from "@byok/model-stream";
+import { blockDeltaRule, DeltaCoalescer, DeltaWindow } from "@byok/model-stream";
 import type { Logger, NatsConnection } from "@byok/platform";
 import { systemClock, type Clock } from "@byok/platform/clock";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
 import { estimateRequestTokens } from "./accounting/estimate-tokens.ts";
+import { EndOfPass } from "./end-of-pass.ts";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { probeCaller } from "./caller-probe.ts";
 import type { ModelEventBody } from "./events.ts";
@@ -68,9 +72,16 @@ export interface InvokeServer {
   stop(): Promise<void>;
 }
 
+/** What the calls of one invoke server share: one delta window and one end-of-pass flush of their frames. */
+interface SharedByCalls {
+  readonly window: DeltaWindow;
+  readonly endOfPass: EndOfPass;
+}
+
 export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
   const { nc, names, log } = options;
   const running = new Map<Promise<void>, AbortController>();
+  const shared: SharedByCalls = { window: new DeltaWindow(options.clock ?? systemClock, options.deltaCoalesceMs ?? 0), endOfPass: new EndOfPass() };
   const subscription: Subscription = nc.subscribe(names.providerInvoke, {
     queue: QUEUE_GROUPS.providerGateway,
     callback: (err, msg) => {
@@ -79,7 +90,7 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
         return;
       }
       const controller = new AbortController();
-      const call = handleCall(options, msg, controller).catch((error: unknown) => log.error({ err: error }, "model call handler failed"));
+      const call = handleCall(options, shared, msg, controller).catch((error: unknown) => log.error({ err: error }, "model call handler failed"));
       running.set(call, controller);
       void call.finally(() => running.delete(call));
     },
@@ -95,7 +106,7 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
   };
 }
 
-async function handleCall(options: InvokeServerOptions, msg: Msg, controller: AbortController): Promise<void> {
+async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, msg: Msg, controller: AbortController): Promise<void> {
   const receivedAt = performance.now();
   const { nc, names } = options;
   const reply = msg.reply;
@@ -115,10 +126,10 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
   /** Events of this event-loop turn not sent yet (encoded), and the events themselves for the metrics. */
   let pendingParts: Uint8Array[] = [];
   let pendingEvents: ModelEventBody[] = [];
-  let flushScheduled: NodeJS.Immediate | undefined;
+  let flushQueued = false;
   const flushFrame = (): void => {
-    if (flushScheduled !== undefined) clearImmediate(flushScheduled);
-    flushScheduled = undefined;
+    if (flushQueued) shared.endOfPass.cancel(flushFrame);
+    flushQueued = false;
     if (pendingParts.length === 0) return;
     const parts = pendingParts;
     const events = pendingEvents;
@@ -146,9 +157,12 @@ async function handleCall(options: InvokeServerOptions, msg: Msg, controller: Ab
     pendingParts.push(encodeModelEventPart({ seq, event }));
     pendingEvents.push(event);
     if (isTerminal) flushFrame();
-    else flushScheduled ??= setImmediate(flushFrame);
+    else if (!flushQueued) {
+      flushQueued = true;
+      shared.endOfPass.queue(flushFrame);
+    }
   };
-  const coalescer = new DeltaCoalescer<ModelEventBody>(publish, blockDeltaRule<ModelEventBody>(), options.clock ?? systemClock, options.deltaCoalesceMs ?? 0);
+  const coalescer = new DeltaCoalescer<ModelEventBody>(publish, blockDeltaRule<ModelEventBody>(), shared.window);
   const send = (event: ModelEventBody): void => coalescer.push(event);
 
   let request: ModelRequest;

@@ -7,16 +7,18 @@
  * probe asks whether the client still listens.
  *
  * Text and thinking deltas of one block of one model call that come within
- * `coalesceMs` of the last one sent travel as one ClientEvent (DeltaCoalescer
- * of @byok/model-stream: the first goes at once, nothing is reordered); what
- * is pending is sent before every state event, so no barrier overtakes a delta.
+ * the window of the last one sent travel as one ClientEvent (DeltaCoalescer
+ * of @byok/model-stream: the first of a block goes at once, nothing is
+ * reordered); the window is the worker's, shared by its runs, so the held
+ * deltas of all runs go out together. What is pending is sent before every
+ * state event, so no barrier overtakes a delta.
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { NoRespondersError, TimeoutError, type NatsConnection } from "@nats-io/transport-node";
 import { ClientEventSchema, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
-import { blockDeltaRule, DeltaCoalescer, type CoalescingRule } from "@byok/model-stream";
+import { blockDeltaRule, DeltaCoalescer, DeltaWindow, type CoalescingRule } from "@byok/model-stream";
 import type { Logger } from "@byok/platform";
-import { systemClock, type Clock } from "@byok/platform/clock";
+import { systemClock } from "@byok/platform/clock";
 import { ABORTED, raceAbort } from "./abort.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
 import { assertNever } from "./assert-never.ts";
@@ -72,9 +74,8 @@ function indexedDeltaRule(): CoalescingRule<IndexedEvent> {
 }
 
 export interface ClientChannelOptions {
-  /** Window (ms) for joining deltas of one block into one ClientEvent; 0 (default) = every delta alone. */
-  readonly coalesceMs?: number;
-  readonly clock?: Clock;
+  /** The window deltas of one block are joined in (shared by the runs of a worker); undefined (default) = every delta alone. */
+  readonly window?: DeltaWindow | undefined;
 }
 
 export class ClientChannel {
@@ -92,7 +93,7 @@ export class ClientChannel {
     this.#stateSubject = names.runState(runId);
     this.#ackTimeoutMs = ackTimeoutMs;
     this.#log = log;
-    this.#coalescer = new DeltaCoalescer((e) => this.#publish(e.modelCallIndex, e.event), indexedDeltaRule(), options.clock ?? systemClock, options.coalesceMs ?? 0);
+    this.#coalescer = new DeltaCoalescer((e) => this.#publish(e.modelCallIndex, e.event), indexedDeltaRule(), options.window ?? new DeltaWindow(systemClock, 0));
   }
 
   /** Publish one UI event of model call `modelCallIndex` (fire and forget; deltas are not state). */

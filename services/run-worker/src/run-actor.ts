@@ -24,6 +24,7 @@ import {
   type RunRecord,
   type Usage,
 } from "@byok/contracts";
+import type { DeltaWindow } from "@byok/model-stream";
 import type { Logger } from "@byok/platform";
 import { StoreFailure, type BegunRun, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
@@ -47,8 +48,8 @@ export interface RunActorDeps {
   readonly store: StoreClient;
   readonly invoker: ModelInvoker;
   readonly stateAckTimeoutMs: number;
-  /** Window (ms) for joining deltas into one ClientEvent (client-channel.ts); undefined = off. */
-  readonly clientDeltaCoalesceMs?: number;
+  /** The window every run's deltas are joined in (client-channel.ts), shared by the runs of this worker; undefined = off. */
+  readonly clientDeltaWindow?: DeltaWindow;
   readonly workingIntervalMs: number;
   readonly maxDeliver: number;
   /** Liveness probe interval while a run waits for its client. */
@@ -178,7 +179,7 @@ export class RunActor {
   }
 
   async #handleRun(runId: RunId, prepared: PreparedRun, begun: Promise<BegunRun>, commands: RunCommandFeed): Promise<Settlement> {
-    const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log, { coalesceMs: this.#deps.clientDeltaCoalesceMs ?? 0 });
+    const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log, { window: this.#deps.clientDeltaWindow });
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
     let record: RunRecord;

@@ -17,6 +17,8 @@ import { RunActor } from "./run-actor.ts";
 import { startRunQueue } from "./run-queue.ts";
 import { TokenCounters } from "./token-count.ts";
 import { StoreClient } from "@byok/store-client";
+import { DeltaWindow } from "@byok/model-stream";
+import { systemClock } from "@byok/platform/clock";
 
 export interface RunWorker {
   readonly workerId: string;
@@ -72,7 +74,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     store: new StoreClient(nc, names, { timeoutMs: config.storeTimeoutMs }),
     invoker: busModelInvoker({ nc, names, idleTimeoutMs: config.modelIdleTimeoutMs, log }),
     stateAckTimeoutMs: config.stateAckTimeoutMs,
-    clientDeltaCoalesceMs: config.clientDeltaCoalesceMs,
+    clientDeltaWindow: new DeltaWindow(systemClock, config.clientDeltaCoalesceMs),
     workingIntervalMs: config.runWorkingIntervalMs,
     maxDeliver: config.runMaxDeliver,
     probeIntervalMs: config.probeIntervalMs,
