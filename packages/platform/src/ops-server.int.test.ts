@@ -43,7 +43,7 @@ describe("startOpsServer", () => {
     expect((await fetch(`${server.url}/metrics`, { method: "POST" })).status).toBe(405);
   });
 
-  it("serves the NATS connection's message and byte counts", async () => {
+  it("serves the NATS connection's message and byte counts and its open subscriptions", async () => {
     const config = { host: "127.0.0.1", port: 0 };
     const nc = await connect({ servers: NATS_URL });
     try {
@@ -56,6 +56,11 @@ describe("startOpsServer", () => {
       expect(after.value("byok_nats_client_messages_total", { direction: "out", service: "run-worker" })).toBe(before + 3);
       expect(after.value("byok_nats_client_bytes_total", { direction: "out", service: "run-worker" })).toBeGreaterThanOrEqual(12);
       expect(after.family("byok_nats_client_messages_total")?.type).toBe("counter");
+      const subscriptions = after.value("byok_nats_client_subscriptions", { service: "run-worker" }) ?? Number.NaN;
+      const sub = nc.subscribe("ops-test.sub");
+      expect((await scrape()).value("byok_nats_client_subscriptions", { service: "run-worker" })).toBe(subscriptions + 1);
+      sub.unsubscribe();
+      expect((await scrape()).value("byok_nats_client_subscriptions", { service: "run-worker" })).toBe(subscriptions);
     } finally {
       await nc.close();
     }

@@ -7,7 +7,7 @@
  */
 import { createServer } from "node:http";
 import type { Logger } from "pino";
-import { Counter, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { closeOnce, listen, urlHost } from "./listen.ts";
 import type { MetricsConfig } from "./metrics.ts";
@@ -67,6 +67,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
  * byok_nats_client_messages_total / byok_nats_client_bytes_total{direction="in"|"out"}:
  * the connection's own counters (nc.stats()), read at scrape time. Messages
  * per turn on the bus are the difference of two scrapes.
+ * byok_nats_client_subscriptions: subscriptions open on the connection now
+ * (the client keeps no public count; read from its protocol handler, absent
+ * if the library changed shape). Per-run subscriptions that outlive their
+ * runs show here as a line that only rises.
  */
 function registerNatsClientMetrics(registry: Registry, nats: () => NatsConnection | undefined): void {
   const counter = (name: string, help: string, field: "Msgs" | "Bytes"): void => {
@@ -86,4 +90,18 @@ function registerNatsClientMetrics(registry: Registry, nats: () => NatsConnectio
   };
   counter("byok_nats_client_messages_total", "Messages this service's NATS connection received (in) and published (out).", "Msgs");
   counter("byok_nats_client_bytes_total", "Payload bytes this service's NATS connection received (in) and published (out).", "Bytes");
+  new Gauge({
+    name: "byok_nats_client_subscriptions",
+    help: "Subscriptions open on this service's NATS connection.",
+    registers: [registry],
+    collect() {
+      const count = openSubscriptions(nats());
+      if (count !== undefined) this.set(count);
+    },
+  });
+}
+
+function openSubscriptions(nc: NatsConnection | undefined): number | undefined {
+  const subscriptions = (nc as unknown as { protocol?: { subscriptions?: { size?: () => number } } } | undefined)?.protocol?.subscriptions;
+  return typeof subscriptions?.size === "function" ? subscriptions.size() : undefined;
 }

@@ -1,10 +1,11 @@
 /**
- * The run's command feed over real JetStream: the feed is handed out before its
- * consumer exists (the actor does not wait for it), so these check that nothing
- * is lost or left behind because of that: commands sent before the feed and
- * while its consumer is being created arrive in order, a feed closed before its
- * consumer exists leaves none behind, and a feed whose stream is not there yet
- * keeps trying and reads the commands once it is.
+ * The run's command feed over real JetStream: the feed is handed out before it
+ * has read the stored commands (the actor does not wait for it), so these check
+ * that nothing is lost, applied twice or left behind because of that: commands
+ * sent before the feed and while it reads the stream arrive in order and once,
+ * a command stored twice under one command id is applied once, a closed feed
+ * applies nothing more and leaves no consumer, and a feed whose stream is not
+ * there yet keeps trying and reads the commands once it is.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -43,10 +44,11 @@ describe("run command feed", () => {
     return feed;
   }
 
-  async function sendToolResult(callId: string, text: string): Promise<void> {
+  /** `msgID`: the stream's deduplication id (by default the command id, as the adapter sends it). */
+  async function sendToolResult(callId: string, text: string, msgID?: string): Promise<void> {
     const commandId = runCommandIds.toolResult(RUN_ID, callId);
     const command = create(ClientCommandSchema, { commandId, command: { case: "toolResult", value: { callId, content: text } } });
-    await js.publish(names.runCommands(RUN_ID), toBinary(ClientCommandSchema, command), { msgID: commandId });
+    await js.publish(names.runCommands(RUN_ID), toBinary(ClientCommandSchema, command), { msgID: msgID ?? commandId });
   }
 
   async function sendCancel(reason: string): Promise<void> {
@@ -60,13 +62,13 @@ describe("run command feed", () => {
     return (await jsm.streams.info(names.commandsStream)).state.consumer_count;
   }
 
-  it("reads commands sent before the feed and while its consumer is created, in order", async () => {
+  it("reads commands sent before the feed and while it reads the stream, in order", async () => {
     await ensureRunStreams(nc, names);
     await sendToolResult("call_1", "before the feed");
     const stops: StopCommand[] = [];
     const feed = open((command) => stops.push(command));
-    // Published right away: the consumer does not exist yet when this leaves.
-    const sent = sendToolResult("call_2", "while the consumer is created");
+    // Published right away: the feed's read of the stream is in flight when this leaves.
+    const sent = sendToolResult("call_2", "while the stream is read");
     const signal = new AbortController().signal;
     const first = await feed.nextToolResult(signal);
     await sent;
@@ -78,23 +80,43 @@ describe("run command feed", () => {
     expect(stops).toEqual([{ kind: "cancel", reason: "stop it" }]);
   });
 
-  it("leaves no consumer behind when closed before its consumer exists", async () => {
+  it("applies a command stored twice (a publish repeated past the stream's duplicate window) once", async () => {
     await ensureRunStreams(nc, names);
+    await sendToolResult("call_1", "first", "attempt-1");
+    await sendToolResult("call_1", "first", "attempt-2");
     const feed = open();
-    // Closed while its CONSUMER.CREATE is in flight: the consumer it made is deleted (without close() waiting for the answer).
-    await feed.close();
-    await waitFor(async () => (await consumerCount()) === 0, "no command consumer left");
+    await sendToolResult("call_1", "first", "attempt-3");
+    await sendToolResult("call_2", "second");
+    const signal = new AbortController().signal;
+    const first = await feed.nextToolResult(signal);
+    const second = await feed.nextToolResult(signal);
+    expect(first !== ABORTED && first.callId).toBe("call_1");
+    expect(second !== ABORTED && second.callId).toBe("call_2");
+  });
+
+  it("applies nothing once closed and leaves no consumer on the server", async () => {
+    await ensureRunStreams(nc, names);
+    const stopsOfClosed: StopCommand[] = [];
+    const closedFeed = open((command) => stopsOfClosed.push(command));
+    await closedFeed.close();
+    await sendCancel("after the close");
+    // A feed opened later for the same run (a new owner) reads the cancel from the stream.
+    const stopsOfNext: StopCommand[] = [];
+    open((command) => stopsOfNext.push(command));
+    await waitFor(() => stopsOfNext.length > 0, "the next feed to read the cancel");
+    expect(stopsOfClosed).toEqual([]);
+    expect(await consumerCount()).toBe(0);
   });
 
   it("keeps trying while the command stream is missing, and reads the commands once it exists", async () => {
     const feed = open();
     const result = feed.nextToolResult(new AbortController().signal);
-    // The feed's first attempt finds no stream; it tries again after a pause.
+    // The feed's first read finds no stream; it tries again after a pause.
     await ensureRunStreams(nc, names);
     await sendToolResult("call_late", "after the stream appeared");
     const got = await result;
     expect(got !== ABORTED && got.callId).toBe("call_late");
     await feed.close();
-    await waitFor(async () => (await consumerCount()) === 0, "no command consumer left");
+    expect(await consumerCount()).toBe(0);
   });
 });

@@ -1,42 +1,42 @@
 /**
- * The commands of one run, read from the durable RUN_COMMANDS stream with an
- * ephemeral pull consumer filtered to `names.runCommands(run_id)`, from the
- * first message on. A new owner after failover therefore sees every command
- * again; applying them is idempotent (a committed tool result is not committed
- * twice, a cancel cancels a run once).
+ * The commands of one run: a core NATS subscription on
+ * `names.runCommands(run_id)` for what arrives while the run is open, and a
+ * read of the durable RUN_COMMANDS stream for what is stored already. A new
+ * owner after failover therefore sees every command again; applying them is
+ * idempotent (a committed tool result is not committed twice, a cancel
+ * cancels a run once), and the feed applies each command id once.
  *
- * The consumer has the configuration of the library's ordered consumer (one
- * replica, in memory, no acks) but is created with one CONSUMER.CREATE request
- * (the library's ordered consumer first asks for the whole STREAM.INFO, a
- * second round trip per run), and the feed keeps the ordered consumer's
- * guarantee itself: a gap in the consumer's delivery sequence replaces the
- * consumer, starting after the last command read.
+ * Only what the stream stored is applied, in the stream's order: a command
+ * the publisher was never acked for is never acted on, as with a consumer.
+ * The feed subscribes to the subject and reads the stream for it
+ * (STREAM.MSG.GET with next_by_subj, from where the last read ended; the
+ * stream's leader answers, so no lagging replica hides a stored command).
+ * The subscription is a doorbell: a published command reaches it (possibly
+ * before the stream has stored it), and the feed reads the stream again,
+ * and again after a short pause while the announced command id is not
+ * there yet. The stream is also read after every reconnect of the worker's
+ * connection (a command published while it was away rang no bell) and every
+ * RESCAN_MS while the run stays open (on a cluster, a subscription made on
+ * one server reaches the others a moment later). Each command id is applied
+ * once.
  *
- * On a JetStream cluster the consumer is a single replica on one node. When
- * that node dies the client library keeps asking the lost consumer for its
- * state and never recovers, so the feed replaces the consumer after two
- * missed heartbeats and after every reconnect of this worker's connection (the
- * library stops watching heartbeats then): the new consumer starts after the
- * last command read and is placed on a live node.
+ * Before, each run created a JetStream consumer for this, pulled from it and
+ * deleted it: three JetStream API requests and heartbeats every few seconds
+ * per open run, for the rare run that gets a command at all. A subscription
+ * and one message read cost a fraction of that (docs/performance.md).
  *
- * The consumer lives as long as the feed: close() deletes it (without making
- * the run's end wait for the answer), a replaced one is deleted when it is
- * replaced, and one left behind by a worker that died is removed by the server
- * after INACTIVE_THRESHOLD_MS without a pull. Ended runs leave no consumer.
- *
- * The feed is handed out at once and its consumer is created in the
- * background (retried while JetStream refuses): nothing of the run waits for
- * it, not even the first model call. A command that arrives before the
- * consumer exists is not lost: the stream keeps it, and the consumer reads
- * from the first command of the run.
+ * The feed is handed out at once and reads the stream in the background
+ * (retried while JetStream refuses): nothing of the run waits for it, not even
+ * the first model call. Closed, it leaves nothing on the server: the
+ * subscription goes, no consumer was made.
  *
  * Cancel and ClientClosed are reported at once through `onStop`; tool results
  * queue up in arrival order for the engine. Runtime events are not applied yet
  * (no commit cause tells the client about them): they are logged and skipped.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
-import { nuid, type NatsConnection } from "@nats-io/transport-node";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
 import { onReconnect, type Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
@@ -61,13 +61,12 @@ export interface RunCommandFeedOptions {
   readonly log: Logger;
 }
 
-/** How long one pull waits; the server sends heartbeats every half of it, so a lost consumer shows after about this long. */
-const PULL_EXPIRES_MS = 10_000;
-/** A consumer nobody pulls from for this long (its worker died) is removed by the server. */
-const INACTIVE_THRESHOLD_MS = 60_000;
-const NANOS_PER_MS = 1_000_000;
-/** Pause between attempts to create a consumer while JetStream refuses. */
-const OPEN_RETRY_MS = 1_000;
+/** While a run stays open, its stored commands are read again this often. */
+const RESCAN_MS = 10_000;
+/** Pause between attempts to read the stream while JetStream refuses. */
+const READ_RETRY_MS = 1_000;
+/** First pause before reading again for an announced command the stream had not stored yet (doubling up to READ_RETRY_MS). */
+const NOT_STORED_FIRST_PAUSE_MS = 5;
 
 /** One manager per JetStream client, without the account-info request a new manager makes. */
 const managers = new WeakMap<JetStreamClient, Promise<JetStreamManager>>();
@@ -82,8 +81,10 @@ function managerOf(js: JetStreamClient): Promise<JetStreamManager> {
 
 export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFeed {
   const { nc, js, names, runId, log } = options;
+  const subject = names.runCommands(runId);
   const queue = new ToolResultQueue();
-  let lastSeq = 0;
+  /** Command ids applied (the stream read and the subscription may both see one). */
+  const applied = new Set<string>();
   let closed = false;
   let wakeClosed: () => void = () => {};
   const closedSignal = new Promise<void>((resolve) => (wakeClosed = resolve));
@@ -111,98 +112,95 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
     }
   };
 
-  let consumer: Consumer | undefined;
-  /** Best effort: a consumer that cannot be deleted now (its node is gone) times out on the server. */
-  const remove = (old: Consumer | undefined): void => {
-    void old?.delete().catch((err: unknown) => log.debug({ err }, "could not delete the run's command consumer; the server removes it when inactive"));
+  const decode = (data: Uint8Array): ClientCommand | undefined => {
+    try {
+      return fromBinary(ClientCommandSchema, data);
+    } catch (err) {
+      log.warn({ err }, "ignoring an undecodable client command");
+      return undefined;
+    }
   };
-  /** The consumer's delivery sequence of the last message read (a gap means a message was lost in flight). */
-  let deliverySeq = 0;
-  const open = async (): Promise<ConsumerMessages> => {
+  /** Applies a command read from the stream, once per command id. */
+  const apply = (data: Uint8Array): void => {
+    const command = decode(data);
+    if (closed || command === undefined) return;
+    rung.delete(command.commandId);
+    if (command.commandId !== "") {
+      if (applied.has(command.commandId)) return;
+      applied.add(command.commandId);
+    }
+    dispatch(command);
+  };
+
+  /** Command ids the subscription announced that no read has found yet (not stored yet: read again shortly). */
+  const rung = new Set<string>();
+  const subscription = nc.subscribe(subject, {
+    callback: (err, msg) => {
+      if (err !== null) {
+        log.warn({ err }, "run command subscription error");
+        return;
+      }
+      const command = decode(msg.data);
+      if (command === undefined || applied.has(command.commandId)) return;
+      rung.add(command.commandId);
+      read();
+    },
+  });
+
+  /** The stream sequence the last read ended at: the next read starts after it. */
+  let readTo = 0;
+  const readStored = async (): Promise<void> => {
     const jsm = await managerOf(js);
-    const info = await jsm.consumers.add(names.commandsStream, {
-      name: `${nuid.next()}_1`,
-      filter_subject: names.runCommands(runId),
-      ack_policy: AckPolicy.None,
-      max_deliver: 1,
-      num_replicas: 1,
-      mem_storage: true,
-      inactive_threshold: INACTIVE_THRESHOLD_MS * NANOS_PER_MS,
-      ...(lastSeq === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastSeq + 1 }),
-    });
-    const created = js.consumers.getConsumerFromInfo(info);
-    consumer = created;
-    deliverySeq = 0;
-    return created.consume({ expires: PULL_EXPIRES_MS });
-  };
-  /** Opens a consumer, retrying while the server refuses; undefined once the feed is closed. */
-  const openUntilClosed = async (): Promise<ConsumerMessages | undefined> => {
     for (;;) {
-      if (closed) return undefined;
+      if (closed) return;
+      // next_by_subj is not in the library's MsgRequest type; the server (2.9+) answers it on STREAM.MSG.GET.
+      const stored = await jsm.streams.getMessage(names.commandsStream, { next_by_subj: subject, seq: readTo + 1 } as unknown as { seq: number });
+      if (stored === null) return;
+      readTo = stored.seq;
+      apply(stored.data);
+    }
+  };
+  const pause = (ms: number): Promise<unknown> => Promise.race([new Promise((resolve) => setTimeout(resolve, ms)), closedSignal]);
+  /** Reads what the stream holds, retrying while JetStream refuses, and again while an announced command is not stored yet. */
+  const catchUp = async (): Promise<void> => {
+    let notStoredPauseMs = NOT_STORED_FIRST_PAUSE_MS;
+    for (;;) {
+      if (closed) return;
       try {
-        const opened = await open();
-        if (!closed) return opened;
-        // Closed while the consumer was being created: stop it (nobody reads it, so its close()
-        // would never resolve); close() deletes the consumer once this loop ended.
-        void opened.close();
-        return undefined;
+        await readStored();
       } catch (err) {
-        if (closed) return undefined;
-        log.warn({ err }, "could not open a command consumer for the run; retrying");
-        await Promise.race([new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_MS)), closedSignal]);
+        if (closed) return;
+        log.warn({ err }, "could not read the run's stored commands; retrying");
+        await pause(READ_RETRY_MS);
+        continue;
       }
+      if (rung.size === 0) return;
+      await pause(notStoredPauseMs);
+      notStoredPauseMs = Math.min(notStoredPauseMs * 2, READ_RETRY_MS);
     }
   };
-
-  let messages: ConsumerMessages | undefined;
-  /** Resolves when the consumer of `current` may be lost: two heartbeats missed, or the connection came back. */
-  const lost = (current: ConsumerMessages): Promise<void> => {
-    const watched = (async () => {
-      for await (const status of current.status()) {
-        if (status.type === "heartbeats_missed" && status.count >= 2) return;
-      }
-    })();
-    let unsubscribe = (): void => {};
-    const reconnected = new Promise<void>((resolve) => (unsubscribe = onReconnect(nc, resolve)));
-    return Promise.race([watched, reconnected]).finally(() => unsubscribe());
+  /** One read at a time; a read asked for while one runs follows it. */
+  let readAgain = false;
+  let readRunning = false;
+  const read = (): void => {
+    if (readRunning) {
+      readAgain = true;
+      return;
+    }
+    readRunning = true;
+    void (async () => {
+      do {
+        readAgain = false;
+        await catchUp();
+      } while (readAgain && !closed);
+      readRunning = false;
+    })().catch((err: unknown) => log.error({ err }, "run command feed failed"));
   };
 
-  const reading = (async () => {
-    for (;;) {
-      const current = await openUntilClosed();
-      if (current === undefined) return;
-      messages = current;
-      let replace = false;
-      void lost(current).then(() => {
-        if (closed || messages !== current) return;
-        replace = true;
-        log.warn({ last_stream_seq: lastSeq }, "the run's command consumer stopped answering; opening a new one");
-        void current.close();
-      });
-      for await (const msg of current) {
-        if (msg.info.deliverySequence !== deliverySeq + 1) {
-          // The ordered consumer's rule: a message went missing on the way; read again after the last one kept.
-          replace = true;
-          log.warn({ last_stream_seq: lastSeq, delivery_seq: msg.info.deliverySequence, expected: deliverySeq + 1 }, "gap in the run's command deliveries; opening a new consumer");
-          void current.close();
-          break;
-        }
-        deliverySeq = msg.info.deliverySequence;
-        lastSeq = msg.seq;
-        let command: ClientCommand;
-        try {
-          command = fromBinary(ClientCommandSchema, msg.data);
-        } catch (err) {
-          log.warn({ err, stream_seq: msg.seq }, "ignoring an undecodable client command");
-          continue;
-        }
-        dispatch(command);
-      }
-      if (closed || !replace) return;
-      remove(consumer);
-      consumer = undefined;
-    }
-  })().catch((err: unknown) => log.error({ err }, "run command feed failed"));
+  read();
+  const stopWatchingReconnects = onReconnect(nc, read);
+  const rescan = setInterval(read, RESCAN_MS);
+  rescan.unref();
 
   let closing: Promise<void> | undefined;
   return {
@@ -212,10 +210,10 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
       closing ??= (async () => {
         closed = true;
         wakeClosed();
-        await messages?.close();
-        await reading;
-        remove(consumer);
-        consumer = undefined;
+        clearInterval(rescan);
+        stopWatchingReconnects();
+        // A read still in flight finishes on its own (a JetStream request that times out at worst) and applies nothing now.
+        subscription.unsubscribe();
       })();
       return closing;
     },
