@@ -3,11 +3,15 @@
  * in one socket write (writeTogetherPerTick), in order, and still delivers
  * every message and answers every request.
  */
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NATS_URL, waitFor } from "@byok/test-support/infra";
 import { countSocketWrites } from "@byok/test-support/socket-writes";
 import { connectNats, type NatsConnection } from "./nats.ts";
 import { silentLogger } from "./logger.ts";
+
+const requireCjs = createRequire(import.meta.url);
 
 describe("a service's NATS connection", () => {
   let sender: NatsConnection;
@@ -70,6 +74,33 @@ describe("a service's NATS connection", () => {
     const replies = await Promise.all([1, 2, 3].map(async (i) => (await sender.request(`${subject}.req`, String(i), { timeout: 5_000 })).string()));
     expect(replies).toEqual(["re:1", "re:2", "re:3"]);
     await sender.flush();
+    sub.unsubscribe();
+  });
+
+  it("ends an answered request without building an error, and a request that gets no answer as before", async () => {
+    const sub = receiver.subscribe(`${subject}.quiet`, { callback: (_err, msg) => void msg.respond("ok") });
+    await receiver.flush();
+    // Count the client's RequestErrors: request.js reads the class off its errors module at each use.
+    const errors = requireCjs(join(dirname(requireCjs.resolve("@nats-io/nats-core/internal")), "errors.js")) as { RequestError: new (...args: never[]) => Error };
+    const Original = errors.RequestError;
+    let built = 0;
+    errors.RequestError = class extends Original {
+      constructor(...args: never[]) {
+        super(...args);
+        built += 1;
+      }
+    };
+    try {
+      for (let i = 0; i < 20; i++) expect((await sender.request(`${subject}.quiet`, "?", { timeout: 5_000 })).string()).toBe("ok");
+    } finally {
+      errors.RequestError = Original;
+    }
+    expect(built).toBe(0);
+    await expect(sender.request(`${subject}.nobody`, "?", { timeout: 5_000 })).rejects.toThrow(/no responders/i);
+    const silent = receiver.subscribe(`${subject}.silent`, { callback: () => undefined });
+    await receiver.flush();
+    await expect(sender.request(`${subject}.silent`, "?", { timeout: 50 })).rejects.toThrow(/timeout/i);
+    silent.unsubscribe();
     sub.unsubscribe();
   });
 });
