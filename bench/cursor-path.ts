@@ -223,7 +223,7 @@ async function openRuns(ctx: Ctx): Promise<void> {
     const measure = async (one: () => Promise<{ endMs: number; firstTextMs: number }>) => {
       const results = await Promise.allSettled(Array.from({ length: level }, one));
       const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-      return { ends: ok.map((t) => t.endMs), streaming: ok.map((t) => t.endMs - t.firstTextMs), failed: results.length - ok.length };
+      return { ends: ok.map((t) => t.endMs), firsts: ok.map((t) => t.firstTextMs), streaming: ok.map((t) => t.endMs - t.firstTextMs), failed: results.length - ok.length };
     };
     // The direct arm measures the paced upstream itself at this level (its timers drift under load).
     const d = await measure(() => direct.turn(paced, [], PROMPT));
@@ -247,6 +247,8 @@ async function openRuns(ctx: Ctx): Promise<void> {
       formatMs(percentile(g.ends, 50)),
       formatMs(percentile(late, 50)),
       formatMs(percentile(late, 99)),
+      `${formatMs(percentile(d.firsts, 50))} / ${formatMs(percentile(g.firsts, 50))} / ${formatMs(percentile(g.firsts, 99))}`,
+      `${formatMs(directStreaming)} / ${formatMs(percentile(g.streaming, 50))} / ${formatMs(percentile(g.streaming, 99))}`,
     ]);
     if (g.failed > 0 || keptPace < level / 2) break;
   }
@@ -254,7 +256,7 @@ async function openRuns(ctx: Ctx): Promise<void> {
     `\n## open runs at once: paced upstream (${settings.pacedChunks} deltas, one per ${settings.pacedIntervalMs} ms = ${nominal} ms nominal), against the direct arm's median at the same level + ${ON_TIME_SLACK_MS} ms`,
   );
   console.log("(on time: EndStream by then, start-up included; kept pace: first text -> EndStream by then; stops at a failure or when fewer than half kept pace)");
-  console.log(renderTable(["runs", "on time", "kept pace", "failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99"], rows));
+  console.log(renderTable(["runs", "on time", "kept pace", "failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99", "first text: direct p50 / gateway p50 / p99", "first text -> end: direct p50 / gateway p50 / p99"], rows));
   console.log("\ncores busy during the gateway arm (CPU ms per wall ms, /proc utime+stime; 2.0 = both cores of this machine)");
   console.log(busyTable(busy));
 }
