@@ -39,8 +39,9 @@ export const providerGatewayEnvSchema = commonEnvSchema.extend({
   /** A Retry-After longer than this (ms) is not waited for (the call fails instead). */
   PROVIDER_MAX_RETRY_AFTER_MS: envMs(60_000),
   /**
-   * Text/thinking deltas of one block arriving within this many ms of the last sent one travel as one
-   * ModelEvent (the first delta is never delayed; 0 = one ModelEvent per upstream delta).
+   * The delta window (ms), one for all calls of the process: text/thinking deltas of one block that
+   * arrive while it is open travel as one ModelEvent when it ends (the first delta of a block is never
+   * delayed; 0 = one ModelEvent per upstream delta).
    */
   PROVIDER_DELTA_COALESCE_MS: envMs(4, 0),
   /** Port of the OpenAI/Anthropic-compatible HTTP front (docs/inbound-api.md): unset or empty = no HTTP front, 0 = any free port. */

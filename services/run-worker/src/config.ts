@@ -35,7 +35,7 @@ export const schema = commonEnvSchema.extend({
    * Runs one worker process holds open at once. Most of an open run's life is
    * waiting (a paced upstream, tool results, the client's acks), so this is far
    * above the core count; each open run costs little memory (its history and a
-   * command consumer).
+   * command subscription).
    */
   MAX_CONCURRENT_RUNS: envInt(512, { min: 1 }),
   /** How long (ms) the worker waits for the client's StateAck on a barrier. */
@@ -43,8 +43,9 @@ export const schema = commonEnvSchema.extend({
   /** Model calls: silence (ms; no event, no keepalive) after which the call is unavailable. */
   MODEL_IDLE_TIMEOUT_MS: envMs(15_000),
   /**
-   * Text/thinking deltas of one block arriving within this many ms of the last sent one travel as one
-   * ClientEvent (the first delta is never delayed; 0 = one ClientEvent per ModelEvent delta).
+   * The delta window (ms), one for all runs of the worker: text/thinking deltas of one block that
+   * arrive while it is open travel as one ClientEvent when it ends (the first delta of a block is
+   * never delayed; 0 = one ClientEvent per ModelEvent delta).
    */
   CLIENT_DELTA_COALESCE_MS: envMs(4, 0),
   /** JetStream run consumer: ack wait (ms) of a delivered run. */
