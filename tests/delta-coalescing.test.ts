@@ -12,8 +12,7 @@
  * (byok_nats_client_messages_total{direction="out"} of its ops listener).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { fromBinary } from "@bufbuild/protobuf";
-import { ClientEventSchema } from "@byok/contracts";
+import { decodeClientEventFrame } from "@byok/contracts";
 import { startGateway, type GatewayHarness, type GatewayHarnessOptions } from "@byok/test-support/gateway-harness";
 import { parseMetricsText } from "@byok/test-support/prometheus-text";
 import { chatDeltaStream } from "@byok/test-support/provider-streams";
@@ -33,14 +32,18 @@ interface TurnCounts {
   clientEvents: number;
   providerMessages: number;
   textDeltaFrames: number;
+  /** Messages on the run's events subject (each one or more ClientEvents). */
+  clientEventMessages: number;
 }
 
 async function burstTurn(gw: GatewayHarness): Promise<TurnCounts> {
   const stream = chatDeltaStream("chatcmpl-coalesce", CHUNKS, { burst: true });
   const events: Array<string | undefined> = [];
+  let clientEventMessages = 0;
   const sub = gw.nc.subscribe(`${gw.bus.prefix}.runs.*.evt`, {
     callback: (_err, msg) => {
-      events.push(fromBinary(ClientEventSchema, msg.data).event.case);
+      clientEventMessages += 1;
+      for (const event of decodeClientEventFrame(msg.data)) events.push(event.event.case);
     },
   });
   await gw.nc.flush();
@@ -57,6 +60,7 @@ async function burstTurn(gw: GatewayHarness): Promise<TurnCounts> {
     clientEvents: events.length,
     providerMessages: (await publishedBy(gw.ops.providerGateway)) - before,
     textDeltaFrames: frames.length,
+    clientEventMessages,
   };
 }
 
@@ -86,7 +90,9 @@ describe("delta coalescing on the Cursor path", () => {
     // The worker forwards each ModelEvent delta as its own ClientEvent (its window is off too): 50 arrived.
     expect(counts.textDeltaEvents).toBe(CHUNKS);
     expect(counts.textDeltaFrames).toBe(CHUNKS);
-    // Read in one go upstream, they left the gateway packed into a few messages, not one each.
+    // Read in one go upstream, they left the gateway packed into a few messages, not one each,
+    // and the worker forwards what one message brought in one message too.
     expect(counts.providerMessages).toBeLessThan(CHUNKS / 3);
+    expect(counts.clientEventMessages).toBeLessThan(CHUNKS / 3);
   });
 });

@@ -15,7 +15,7 @@ import { connect, type NatsConnection, type Subscription } from "@nats-io/transp
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import {
   ClientCommandSchema,
-  ClientEventSchema,
+  decodeClientEventFrame,
   PreparedRunSchema,
   StateAckSchema,
   StateEventSchema,
@@ -103,7 +103,7 @@ function observeRun(nc: NatsConnection, js: JetStreamClient, names: BusNames, ru
 
   const eventsSub = nc.subscribe(names.runEvents(runId), {
     callback: (err, msg) => {
-      if (!err) events.push(fromBinary(ClientEventSchema, msg.data));
+      if (!err) events.push(...decodeClientEventFrame(msg.data));
     },
   });
   const stateSub = nc.subscribe(names.runState(runId), {

@@ -46,7 +46,15 @@ export type {
 } from "./ids.ts";
 export { CLIENT_KINDS, isClientKind, runClientKindName } from "./client-kind.ts";
 export type { ClientKind } from "./client-kind.ts";
-export { decodeModelEventFrame, encodeModelEventFrame, encodeModelEventPart, joinModelEventParts } from "./model-event-frames.ts";
+export {
+  decodeClientEventFrame,
+  decodeModelEventFrame,
+  encodeClientEventFrame,
+  encodeClientEventPart,
+  encodeModelEventFrame,
+  encodeModelEventPart,
+  joinFrameParts,
+} from "./event-frames.ts";
 export { CALLER_PROBE_HEADER, QUEUE_GROUPS, assertSubjectToken, busNames } from "./subjects.ts";
 export type { BusNames } from "./subjects.ts";
 export { STORE_OPERATIONS } from "./store-api.ts";

@@ -10,7 +10,7 @@ import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/p
 import { jetstream } from "@nats-io/jetstream";
 import {
   ClientCommandSchema,
-  ClientEventSchema,
+  decodeClientEventFrame,
   PreparedRunSchema,
   StateAckSchema,
   StateEventSchema,
@@ -53,13 +53,13 @@ export async function openRunBus(nc: NatsConnection, names: BusNames, runId: Run
   const events = nc.subscribe(names.runEvents(runId), {
     callback: (err, msg) => {
       if (err) return log.warn({ err }, "run event subscription error");
-      let event: ClientEvent;
+      let events: ClientEvent[];
       try {
-        event = fromBinary(ClientEventSchema, msg.data);
+        events = decodeClientEventFrame(msg.data);
       } catch (error) {
-        return log.warn({ err: error }, "undecodable client event ignored");
+        return log.warn({ err: error }, "undecodable client events ignored");
       }
-      handlers.onClientEvent(event);
+      for (const event of events) handlers.onClientEvent(event);
     },
   });
 

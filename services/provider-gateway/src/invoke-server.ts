@@ -5,7 +5,7 @@
  * group "provider-gateway" takes it and publishes ModelEvents (protobuf, seq
  * from 1, no gaps) to the reply subject until exactly one done or failure.
  * The events made in one event-loop turn travel in one message
- * (model-event-frames.ts of @byok/contracts): the message goes out at the end
+ * (event-frames.ts of @byok/contracts): the message goes out at the end
  * of the turn (setImmediate), a terminal at once, so nothing waits longer than
  * the turn that made it. While no frame has gone out for `keepaliveMs` (waiting for
  * headers, a retry, or a slow model) it sends a keepalive frame. Any message
@@ -31,7 +31,7 @@
  * streams reach the bus as one write per window, not one per delta.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { encodeModelEventPart, isProviderCallId, joinModelEventParts, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
+import { encodeModelEventPart, isProviderCallId, joinFrameParts, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer, DeltaWindow } from "@byok/model-stream";
 import type { Logger, NatsConnection } from "@byok/platform";
 import { systemClock, type Clock } from "@byok/platform/clock";
@@ -136,7 +136,7 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
     pendingParts = [];
     pendingEvents = [];
     try {
-      nc.publish(reply, joinModelEventParts(parts));
+      nc.publish(reply, joinFrameParts(parts));
       for (const event of events) observer?.published(event);
     } catch (error) {
       options.log.warn({ err: error }, "cannot publish a model event; abandoning the call");

@@ -1,6 +1,8 @@
 /**
  * The run owner's side of the client boundary (design/ARCHITECTURE.md §3):
- * UI events on core NATS `names.runEvents(run_id)` with a per-run sequence, and
+ * UI events on core NATS `names.runEvents(run_id)` with a per-run sequence
+ * (the events of one pass of the event loop in one message, event-frames.ts
+ * of @byok/contracts), and
  * state events as requests on `names.runState(run_id)` that the client
  * acknowledges once it has projected them (the barrier). The terminal is sent
  * again when it gets no answer (the client treats repeats idempotently); a
@@ -15,7 +17,7 @@
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { NoRespondersError, TimeoutError, type NatsConnection } from "@nats-io/transport-node";
-import { ClientEventSchema, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
+import { encodeClientEventPart, joinFrameParts, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer, DeltaWindow, type CoalescingRule } from "@byok/model-stream";
 import type { Logger } from "@byok/platform";
 import { systemClock } from "@byok/platform/clock";
@@ -86,6 +88,8 @@ export class ClientChannel {
   readonly #log: Logger;
   readonly #coalescer: DeltaCoalescer<IndexedEvent>;
   #seq = 0n;
+  /** Encoded events of this pass not sent yet. */
+  #pending: Uint8Array[] = [];
 
   constructor(nc: NatsConnection, names: BusNames, runId: RunId, ackTimeoutMs: number, log: Logger, options: ClientChannelOptions = {}) {
     this.#nc = nc;
@@ -101,20 +105,29 @@ export class ClientChannel {
     this.#coalescer.push({ modelCallIndex, event });
   }
 
-  /** Sends a delta still waiting for its window now. */
+  /** Sends a delta still waiting for its window, and the events of this pass, now. */
   flush(): void {
     this.#coalescer.flush();
+    this.#sendFrame();
   }
 
+  /** Events go out together once this pass's work is done (process.nextTick: before any I/O is polled). */
   #publish(modelCallIndex: ClientModelCallIndex, event: ForwardedEvent): void {
     this.#seq += 1n;
-    const payload = toBinary(ClientEventSchema, create(ClientEventSchema, { seq: this.#seq, modelCallIndex, event }));
-    try {
-      this.#nc.publish(this.#eventsSubject, payload);
-    } catch (err) {
-      this.#log.warn({ err, seq: this.#seq.toString() }, "could not publish client event");
-    }
+    this.#pending.push(encodeClientEventPart({ seq: this.#seq, modelCallIndex, event }));
+    if (this.#pending.length === 1) process.nextTick(this.#sendFrame);
   }
+
+  readonly #sendFrame = (): void => {
+    if (this.#pending.length === 0) return;
+    const parts = this.#pending;
+    this.#pending = [];
+    try {
+      this.#nc.publish(this.#eventsSubject, joinFrameParts(parts));
+    } catch (err) {
+      this.#log.warn({ err, seq: this.#seq.toString(), events: parts.length }, "could not publish client events");
+    }
+  };
 
   /** Send a state event and wait for the client's StateAck (or the run's cancellation). */
   async barrier(event: StateEventInit, signal: AbortSignal): Promise<BarrierOutcome> {
@@ -168,7 +181,7 @@ export class ClientChannel {
 
   async #request(init: StateEventInit, timeoutMs: number): Promise<StateReply> {
     // A state event must not overtake the deltas before it (the adapter projects them in order).
-    this.#coalescer.flush();
+    this.flush();
     const event: StateEvent = create(StateEventSchema, init);
     let data: Uint8Array;
     try {

@@ -2,7 +2,7 @@
  * One model call over the bus (design/ARCHITECTURE.md §3.1, "model calls"):
  * subscribe to a private inbox, publish the ModelRequest to
  * `names.providerInvoke` with reply = inbox, then feed the streamed ModelEvents
- * (one or more per message, model-event-frames.ts of @byok/contracts; in seq
+ * (one or more per message, event-frames.ts of @byok/contracts; in seq
  * order, from 1) through a ModelCycle until it ends.
  *
  * Transport rules: the first frame and every next frame must arrive within the

@@ -6,13 +6,14 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { create, fromBinary, toBinary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { AckPolicy, jetstream, jetstreamManager, type Consumer } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import {
   busNames,
   ClientCommandSchema,
   ClientEventSchema,
+  encodeClientEventFrame,
   parseRunId,
   StateAckSchema,
   StateEventSchema,
@@ -221,7 +222,7 @@ export async function startSessionWorld(timeouts: Partial<SessionTimeouts> = {})
       );
     },
     event(runId, seq, event, modelCallIndex = 0) {
-      conn.publish(names.runEvents(parseRunId(runId)), toBinary(ClientEventSchema, create(ClientEventSchema, { seq: BigInt(seq), modelCallIndex, event })));
+      conn.publish(names.runEvents(parseRunId(runId)), encodeClientEventFrame([{ seq: BigInt(seq), modelCallIndex, event }]));
     },
     state(runId, event) {
       return busRequest(conn, names.runState(parseRunId(runId)), StateEventSchema, { event }, StateAckSchema, { timeoutMs: 10_000 });

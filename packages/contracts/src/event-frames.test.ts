@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { decodeModelEventFrame, encodeModelEventFrame, encodeModelEventPart, joinModelEventParts } from "./model-event-frames.ts";
+import { decodeClientEventFrame, decodeModelEventFrame, encodeClientEventFrame, encodeModelEventFrame, encodeModelEventPart, joinFrameParts } from "./event-frames.ts";
 
-describe("ModelEvent frames", () => {
+describe("event frames", () => {
   it("carries one or several events in order", () => {
     const one = decodeModelEventFrame(encodeModelEventFrame([{ seq: 1n, event: { case: "keepalive", value: {} } }]));
     expect(one.map((e) => [e.seq, e.event.case])).toEqual([[1n, "keepalive"]]);
@@ -10,7 +10,7 @@ describe("ModelEvent frames", () => {
       encodeModelEventPart({ seq: 3n, event: { case: "textEnd", value: { index: 0 } } }),
       encodeModelEventPart({ seq: 4n, event: { case: "keepalive", value: {} } }),
     ];
-    const many = decodeModelEventFrame(joinModelEventParts(parts));
+    const many = decodeModelEventFrame(joinFrameParts(parts));
     expect(many.map((e) => [e.seq, e.event.case])).toEqual([
       [2n, "textDelta"],
       [3n, "textEnd"],
@@ -23,5 +23,17 @@ describe("ModelEvent frames", () => {
     expect(() => decodeModelEventFrame(new Uint8Array(0))).toThrow(/empty/);
     const whole = encodeModelEventFrame([{ seq: 1n, event: { case: "textDelta", value: { index: 0, text: "abc" } } }]);
     expect(() => decodeModelEventFrame(whole.subarray(0, whole.length - 1))).toThrow();
+  });
+
+  it("carries ClientEvents the same way, their model call index included", () => {
+    const frame = encodeClientEventFrame([
+      { seq: 7n, modelCallIndex: 1, event: { case: "textDelta", value: { index: 0, text: "a" } } },
+      { seq: 8n, modelCallIndex: 1, event: { case: "textEnd", value: { index: 0 } } },
+    ]);
+    expect(decodeClientEventFrame(frame).map((e) => [e.seq, e.modelCallIndex, e.event.case])).toEqual([
+      [7n, 1, "textDelta"],
+      [8n, 1, "textEnd"],
+    ]);
+    expect(() => decodeClientEventFrame(new Uint8Array(0))).toThrow(/empty ClientEvent frame/);
   });
 });
