@@ -41,6 +41,9 @@ import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOu
 import { isEmptyUsage } from "./usage.ts";
 import { assertNever } from "./assert-never.ts";
 
+/** How long a run cancelled for a silent client waits for one more read of its commands. */
+const STOP_READ_TIMEOUT_MS = 1_000;
+
 export interface RunActorDeps {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
@@ -254,6 +257,8 @@ export class RunActor {
     let outcome: RunOutcome;
     try {
       outcome = await engine.run();
+      // Before the feed closes: the client may have said why it went silent (see #clientsOwnReason).
+      if (outcome.kind === "cancelled" && this.#stopReason === undefined) await commands.readNow(STOP_READ_TIMEOUT_MS);
     } catch (err) {
       if (err instanceof RunSuperseded) {
         this.#log.warn({ begin_count: err.beginCount, current_begin_count: err.currentBeginCount }, "a later delivery of this run owns it now; stopping without a model call");
@@ -275,7 +280,30 @@ export class RunActor {
       this.#log.info({ reason: outcome.reason }, "leaving the run to another worker");
       return "hand_over";
     }
-    return this.#finish(outcome, engine.turnUsage, client, runId, finalDelivery);
+    return this.#finish(this.#clientsOwnReason(outcome), engine.turnUsage, client, runId, finalDelivery);
+  }
+
+  /**
+   * A run cancelled because its client seemed gone (a barrier nobody
+   * answered) may have been told why: a client that ends a run on a protocol
+   * error publishes ClientClosed (stored before its stream closes) and then
+   * stops answering. The run reads its stored commands once more before the
+   * feed closes, and a stop the client asked for decides the outcome rather
+   * than "client gone".
+   */
+  #clientsOwnReason(outcome: FinalOutcome): FinalOutcome {
+    const reason = this.#stopReason;
+    if (outcome.kind !== "cancelled" || reason === undefined) return outcome;
+    switch (reason.kind) {
+      case "cancel_command":
+        return { kind: "cancelled", reason: reason.reason || "cancelled by the client" };
+      case "client_closed":
+        return stopped(reason) as FinalOutcome;
+      case "shutdown":
+        return outcome;
+      default:
+        return assertNever(reason);
+    }
   }
 
   /** run.begin, answered with the head's history and open tool round (no further store round trip before the model call). */

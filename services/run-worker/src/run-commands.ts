@@ -49,6 +49,11 @@ export type StopCommand =
 export interface RunCommandFeed {
   /** The next tool result in arrival order; ABORTED when `signal` aborts first. */
   nextToolResult(signal: AbortSignal): Promise<ToolResult | typeof ABORTED>;
+  /**
+   * Reads what the stream holds now and applies it (a stop command reaches
+   * onStop before this resolves); gives up silently after `timeoutMs`.
+   */
+  readNow(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -205,6 +210,15 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
   let closing: Promise<void> | undefined;
   return {
     nextToolResult: (signal) => queue.next(signal),
+    async readNow(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+      try {
+        await Promise.race([readStored().catch((err: unknown) => log.debug({ err }, "could not read the run's stored commands now")), gaveUp, closedSignal]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     close() {
       // Idempotent: the actor closes the feed after the engine and again on its way out.
       closing ??= (async () => {
