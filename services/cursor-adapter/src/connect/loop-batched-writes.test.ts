@@ -19,15 +19,17 @@ describe("LoopBatchedWrites", () => {
     expect(writes).toEqual(["abc", "d"]);
   });
 
-  it("joins chunks pushed by I/O callbacks of the same pass (one per timer here)", async () => {
+  it("joins chunks pushed by separate callbacks of the same pass (one per immediate here)", async () => {
     const writes: string[] = [];
     const batched = new LoopBatchedWrites((chunk) => writes.push(chunk.toString()));
+    // Two immediates queued together run in one check phase; the flush they schedule runs in the next
+    // one. (Two zero timers were used here before: under load they can fall into different passes.)
     await new Promise<void>((resolve) => {
-      setTimeout(() => batched.push(Buffer.from("1")), 0);
-      setTimeout(() => {
+      setImmediate(() => batched.push(Buffer.from("1")));
+      setImmediate(() => {
         batched.push(Buffer.from("2"));
         resolve();
-      }, 0);
+      });
     });
     await nextPass();
     expect(writes).toEqual(["12"]);
