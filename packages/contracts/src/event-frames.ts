@@ -32,49 +32,43 @@ export function joinFrameParts(parts: readonly Uint8Array[]): Uint8Array {
   return joined;
 }
 
-function encodePart<Desc extends DescMessage>(schema: Desc, event: MessageShape<Desc> | MessageInitShape<Desc>): Uint8Array {
-  return sizeDelimitedEncode(schema, create(schema, event));
+/** Encoding and decoding of one kind of event frame. */
+interface EventFrames<Desc extends DescMessage> {
+  /** One size-delimited event; frames are these concatenated. */
+  part(event: MessageShape<Desc> | MessageInitShape<Desc>): Uint8Array;
+  /** A message with the given events (tests and tools; the senders join parts as they go). */
+  frame(events: ReadonlyArray<MessageShape<Desc> | MessageInitShape<Desc>>): Uint8Array;
+  /** The events of one message, in order; throws on bytes that are not whole size-delimited events. */
+  decode(data: Uint8Array): Array<MessageShape<Desc>>;
 }
 
-/** The events of one message, in order; throws on bytes that are not whole size-delimited events. */
-function decodeFrame<Desc extends DescMessage>(schema: Desc, data: Uint8Array, what: string): Array<MessageShape<Desc>> {
-  const events: Array<MessageShape<Desc>> = [];
-  const reader = new BinaryReader(data);
-  while (reader.pos < reader.len) {
-    const length = reader.uint32();
-    const end = reader.pos + length;
-    if (end > reader.len) throw new Error(`truncated ${what} frame`);
-    events.push(fromBinary(schema, data.subarray(reader.pos, end)));
-    reader.pos = end;
-  }
-  if (events.length === 0) throw new Error(`empty ${what} frame`);
-  return events;
+function eventFrames<Desc extends DescMessage>(schema: Desc, what: string): EventFrames<Desc> {
+  const part = (event: MessageShape<Desc> | MessageInitShape<Desc>): Uint8Array => sizeDelimitedEncode(schema, create(schema, event));
+  return {
+    part,
+    frame: (events) => joinFrameParts(events.map(part)),
+    decode(data) {
+      const events: Array<MessageShape<Desc>> = [];
+      const reader = new BinaryReader(data);
+      while (reader.pos < reader.len) {
+        const length = reader.uint32();
+        const end = reader.pos + length;
+        if (end > reader.len) throw new Error(`truncated ${what} frame`);
+        events.push(fromBinary(schema, data.subarray(reader.pos, end)));
+        reader.pos = end;
+      }
+      if (events.length === 0) throw new Error(`empty ${what} frame`);
+      return events;
+    },
+  };
 }
 
-/** One size-delimited ModelEvent; frames are these concatenated. */
-export function encodeModelEventPart(event: ModelEvent | MessageInitShape<typeof ModelEventSchema>): Uint8Array {
-  return encodePart(ModelEventSchema, event);
-}
+const modelEventFrames: EventFrames<typeof ModelEventSchema> = eventFrames(ModelEventSchema, "ModelEvent");
+const clientEventFrames: EventFrames<typeof ClientEventSchema> = eventFrames(ClientEventSchema, "ClientEvent");
 
-/** A message with the given events (tests and tools; the gateway joins parts as it goes). */
-export function encodeModelEventFrame(events: ReadonlyArray<ModelEvent | MessageInitShape<typeof ModelEventSchema>>): Uint8Array {
-  return joinFrameParts(events.map(encodeModelEventPart));
-}
-
-export function decodeModelEventFrame(data: Uint8Array): ModelEvent[] {
-  return decodeFrame(ModelEventSchema, data, "ModelEvent");
-}
-
-/** One size-delimited ClientEvent; frames are these concatenated. */
-export function encodeClientEventPart(event: ClientEvent | MessageInitShape<typeof ClientEventSchema>): Uint8Array {
-  return encodePart(ClientEventSchema, event);
-}
-
-/** A message with the given events (tests; the run owner joins parts as it goes). */
-export function encodeClientEventFrame(events: ReadonlyArray<ClientEvent | MessageInitShape<typeof ClientEventSchema>>): Uint8Array {
-  return joinFrameParts(events.map(encodeClientEventPart));
-}
-
-export function decodeClientEventFrame(data: Uint8Array): ClientEvent[] {
-  return decodeFrame(ClientEventSchema, data, "ClientEvent");
-}
+export const encodeModelEventPart: (event: ModelEvent | MessageInitShape<typeof ModelEventSchema>) => Uint8Array = modelEventFrames.part;
+export const encodeModelEventFrame: (events: ReadonlyArray<ModelEvent | MessageInitShape<typeof ModelEventSchema>>) => Uint8Array = modelEventFrames.frame;
+export const decodeModelEventFrame: (data: Uint8Array) => ModelEvent[] = modelEventFrames.decode;
+export const encodeClientEventPart: (event: ClientEvent | MessageInitShape<typeof ClientEventSchema>) => Uint8Array = clientEventFrames.part;
+export const encodeClientEventFrame: (events: ReadonlyArray<ClientEvent | MessageInitShape<typeof ClientEventSchema>>) => Uint8Array = clientEventFrames.frame;
+export const decodeClientEventFrame: (data: Uint8Array) => ClientEvent[] = clientEventFrames.decode;
