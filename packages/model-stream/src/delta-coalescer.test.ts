@@ -12,7 +12,7 @@ const other = (c: string, index = 0): Ev => ({ case: c, value: { index } });
 function setup(windowMs = 4) {
   const clock = new ManualClock();
   const sent: Ev[] = [];
-  const coalescer = new DeltaCoalescer<Ev>((e) => sent.push(e), blockDeltaRule<Ev>(), clock, windowMs);
+  const coalescer = new DeltaCoalescer<Ev>((e) => sent.push(e), blockDeltaRule<Ev>(), new DeltaWindow(clock, windowMs));
   return { clock, sent, coalescer };
 }
 

@@ -21,7 +21,7 @@
  *
  * Pure apart from the window's timer, which comes from the caller (a Clock).
  */
-import { DeltaWindow } from "./delta-window.ts";
+import type { DeltaWindow } from "./delta-window.ts";
 
 /** The timer the coalescer needs (structurally a @byok/platform Clock). */
 export interface CoalescerTimers {
@@ -73,13 +73,11 @@ export class DeltaCoalescer<E> {
   /** The key of the last delta sent, until another event or a flush: a delta with another key starts a block. */
   #lastKey: string | undefined;
 
-  /** `window`: one shared by other coalescers, or timers and a window (ms) for a window of its own. */
-  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, window: DeltaWindow);
-  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, timers: CoalescerTimers, windowMs: number);
-  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, window: DeltaWindow | CoalescerTimers, windowMs = 0) {
+  /** `window`: shared by the coalescers of a process, or one of its own. */
+  constructor(emit: (event: E) => void, rule: CoalescingRule<E>, window: DeltaWindow) {
     this.#emit = emit;
     this.#rule = rule;
-    this.#window = window instanceof DeltaWindow ? window : new DeltaWindow(window, windowMs);
+    this.#window = window;
   }
 
   push(event: E): void {
