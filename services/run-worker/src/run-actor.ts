@@ -37,7 +37,7 @@ import type { ModelInvoker } from "./model-invocation.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
 import { finishOnce, retryFinish } from "./run-finish.ts";
 import type { RecentHistories } from "./recent-histories.ts";
-import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
+import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, withClientsReason, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
 import { isEmptyUsage } from "./usage.ts";
 import { assertNever } from "./assert-never.ts";
 
@@ -257,7 +257,7 @@ export class RunActor {
     let outcome: RunOutcome;
     try {
       outcome = await engine.run();
-      // Before the feed closes: the client may have said why it went silent (see #clientsOwnReason).
+      // Before the feed closes: the client may have said why it went silent (withClientsReason).
       if (outcome.kind === "cancelled" && this.#stopReason === undefined) await commands.readNow(STOP_READ_TIMEOUT_MS);
     } catch (err) {
       if (err instanceof RunSuperseded) {
@@ -280,30 +280,7 @@ export class RunActor {
       this.#log.info({ reason: outcome.reason }, "leaving the run to another worker");
       return "hand_over";
     }
-    return this.#finish(this.#clientsOwnReason(outcome), engine.turnUsage, client, runId, finalDelivery);
-  }
-
-  /**
-   * A run cancelled because its client seemed gone (a barrier nobody
-   * answered) may have been told why: a client that ends a run on a protocol
-   * error publishes ClientClosed (stored before its stream closes) and then
-   * stops answering. The run reads its stored commands once more before the
-   * feed closes, and a stop the client asked for decides the outcome rather
-   * than "client gone".
-   */
-  #clientsOwnReason(outcome: FinalOutcome): FinalOutcome {
-    const reason = this.#stopReason;
-    if (outcome.kind !== "cancelled" || reason === undefined) return outcome;
-    switch (reason.kind) {
-      case "cancel_command":
-        return { kind: "cancelled", reason: reason.reason || "cancelled by the client" };
-      case "client_closed":
-        return stopped(reason) as FinalOutcome;
-      case "shutdown":
-        return outcome;
-      default:
-        return assertNever(reason);
-    }
+    return this.#finish(withClientsReason(outcome, this.#stopReason), engine.turnUsage, client, runId, finalDelivery);
   }
 
   /** run.begin, answered with the head's history and open tool round (no further store round trip before the model call). */

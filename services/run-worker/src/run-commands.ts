@@ -148,7 +148,7 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
       const command = decode(msg.data);
       if (command === undefined || applied.has(command.commandId)) return;
       rung.add(command.commandId);
-      read();
+      void read();
     },
   });
 
@@ -184,27 +184,30 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
       notStoredPauseMs = Math.min(notStoredPauseMs * 2, READ_RETRY_MS);
     }
   };
-  /** One read at a time; a read asked for while one runs follows it. */
+  /** One read at a time; a read asked for while one runs follows it, and the promise covers both. */
+  let reading: Promise<void> | undefined;
   let readAgain = false;
-  let readRunning = false;
-  const read = (): void => {
-    if (readRunning) {
+  const read = (): Promise<void> => {
+    if (reading !== undefined) {
       readAgain = true;
-      return;
+      return reading;
     }
-    readRunning = true;
-    void (async () => {
+    reading = (async () => {
       do {
         readAgain = false;
         await catchUp();
       } while (readAgain && !closed);
-      readRunning = false;
-    })().catch((err: unknown) => log.error({ err }, "run command feed failed"));
+      reading = undefined;
+    })().catch((err: unknown) => {
+      reading = undefined;
+      log.error({ err }, "run command feed failed");
+    });
+    return reading;
   };
 
-  read();
-  const stopWatchingReconnects = onReconnect(nc, read);
-  const rescan = setInterval(read, RESCAN_MS);
+  void read();
+  const stopWatchingReconnects = onReconnect(nc, () => void read());
+  const rescan = setInterval(() => void read(), RESCAN_MS);
   rescan.unref();
 
   let closing: Promise<void> | undefined;
@@ -214,7 +217,7 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
       let timer: NodeJS.Timeout | undefined;
       const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
       try {
-        await Promise.race([readStored().catch((err: unknown) => log.debug({ err }, "could not read the run's stored commands now")), gaveUp, closedSignal]);
+        await Promise.race([read(), gaveUp, closedSignal]);
       } finally {
         clearTimeout(timer);
       }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { FailureKind, ModelFailureKind, RunRecordSchema, RunStatus, StateEventSchema, UsageSchema } from "@byok/contracts";
-import { cycleFailed, outcomeOfRecord, statusOf, stopped, storeFailed, terminalEvent } from "./run-outcome.ts";
+import { cycleFailed, outcomeOfRecord, statusOf, stopped, storeFailed, terminalEvent, withClientsReason } from "./run-outcome.ts";
 import { StoreFailure } from "@byok/store-client";
 
 const failure = (origin: "provider" | "protocol", kind: ModelFailureKind) => ({
@@ -73,5 +73,17 @@ describe("run outcomes", () => {
     expect(outcome).toMatchObject({ kind: "failed", failure: { kind: FailureKind.CLIENT, message: "blob ack timeout" } });
     expect(statusOf(outcome)).toBe(RunStatus.FAILED);
     expect(outcomeOfRecord(create(RunRecordSchema, { status: RunStatus.CANCELLED, failureMessage: "superseded" }))).toEqual({ kind: "cancelled", reason: "superseded" });
+  });
+
+  it("lets the client's own stop replace a 'client gone' cancellation, and nothing else", () => {
+    const gone = { kind: "cancelled", reason: "client gone: no client is listening" } as const;
+    const closed = { kind: "client_closed", error: "exec 1 answered again", failureKind: FailureKind.PROTOCOL } as const;
+    const replaced = withClientsReason(gone, closed);
+    expect(replaced.kind === "failed" && replaced.failure.kind).toBe(FailureKind.PROTOCOL);
+    expect(withClientsReason(gone, { kind: "cancel_command", reason: "stop" })).toEqual({ kind: "cancelled", reason: "stop" });
+    expect(withClientsReason(gone, undefined)).toBe(gone);
+    expect(withClientsReason(gone, { kind: "shutdown" })).toBe(gone);
+    const completed = { kind: "completed", usage: create(UsageSchema, {}) } as const;
+    expect(withClientsReason(completed, closed)).toBe(completed);
   });
 });

@@ -80,17 +80,32 @@ export function storeFailed(error: StoreFailure): FinalOutcome {
 }
 
 export function stopped(reason: RunStopReason): RunOutcome {
+  return reason.kind === "shutdown" ? { kind: "abandoned", reason: "worker shutting down" } : stoppedByClient(reason);
+}
+
+/** A stop the client asked for (a cancel, or ClientClosed). */
+function stoppedByClient(reason: Exclude<RunStopReason, { kind: "shutdown" }>): FinalOutcome {
   switch (reason.kind) {
     case "cancel_command":
       return { kind: "cancelled", reason: reason.reason || "cancelled by the client" };
     case "client_closed":
       // The client ended the run because something failed on its side: a failure, not a cancel.
       return failed(reason.failureKind === FailureKind.UNSPECIFIED ? FailureKind.CLIENT : reason.failureKind, reason.error ? `client closed: ${reason.error}` : "client closed");
-    case "shutdown":
-      return { kind: "abandoned", reason: "worker shutting down" };
     default:
       return assertNever(reason);
   }
+}
+
+/**
+ * A run cancelled because its client seemed gone (a barrier nobody answered)
+ * may have been told why: a client that ends a run on a protocol error
+ * publishes ClientClosed (stored before its stream closes) and then stops
+ * answering. A stop the client asked for then decides the outcome rather than
+ * "client gone" (the actor reads the stored commands once more first).
+ */
+export function withClientsReason(outcome: FinalOutcome, reason: RunStopReason | undefined): FinalOutcome {
+  if (outcome.kind !== "cancelled" || reason === undefined || reason.kind === "shutdown") return outcome;
+  return stoppedByClient(reason);
 }
 
 export function statusOf(outcome: FinalOutcome): RunStatus {
