@@ -21,6 +21,8 @@ export interface BusNames {
   runState(runId: RunId): string;
   readonly providerInvoke: string;
   providerCancel(callId: ProviderCallId): string;
+  /** Every call's cancel subject (one subscription per gateway process). */
+  readonly allProviderCancels: string;
   store(operation: string): string;
   readonly storeWildcard: string;
   /** Served by the cursor adapter instance that holds the request's RunSSE: forwarded appends, owner probes. */
@@ -65,6 +67,7 @@ export function busNames(prefix = "byok"): BusNames {
     runState: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.state`,
     providerInvoke: `${prefix}.provider.invoke`,
     providerCancel: (callId) => `${prefix}.provider.cancel.${callId.replace(/[^A-Za-z0-9_-]/g, "_")}`,
+    allProviderCancels: `${prefix}.provider.cancel.*`,
     store: (operation) => `${prefix}.store.${operation}`,
     storeWildcard: `${prefix}.store.>`,
     adapterRun: (requestId) => `${prefix}.adapter.run.${assertSubjectToken(requestId, "request id")}`,

@@ -10,7 +10,8 @@
  * the turn that made it. While no frame has gone out for `keepaliveMs` (waiting for
  * headers, a retry, or a slow model) it sends a keepalive frame. Any message
  * on `names.providerCancel(call_id)` aborts the upstream request; the call
- * then ends with failure CANCELLED. So does a caller that stops answering the
+ * then ends with failure CANCELLED (one subscription per process receives every
+ * cancel, call-cancels.ts). So does a caller that stops answering the
  * caller probes sent to its inbox every `callerProbeMs` (caller-probe.ts): a
  * dead caller's call is not left running upstream. An unknown model id is
  * failure CONFIG.
@@ -38,6 +39,7 @@ import { systemClock, type Clock } from "@byok/platform/clock";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
 import { estimateRequestTokens } from "./accounting/estimate-tokens.ts";
+import { CallCancels } from "./call-cancels.ts";
 import { EndOfPass } from "./end-of-pass.ts";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { probeCaller } from "./caller-probe.ts";
@@ -72,16 +74,21 @@ export interface InvokeServer {
   stop(): Promise<void>;
 }
 
-/** What the calls of one invoke server share: one delta window and one end-of-pass flush of their frames. */
+/** What the calls of one invoke server share: one delta window, one end-of-pass flush of their frames, one cancel subscription. */
 interface SharedByCalls {
   readonly window: DeltaWindow;
   readonly endOfPass: EndOfPass;
+  readonly cancels: CallCancels;
 }
 
 export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
   const { nc, names, log } = options;
   const running = new Map<Promise<void>, AbortController>();
-  const shared: SharedByCalls = { window: new DeltaWindow(options.clock ?? systemClock, options.deltaCoalesceMs ?? 0), endOfPass: new EndOfPass() };
+  const shared: SharedByCalls = {
+    window: new DeltaWindow(options.clock ?? systemClock, options.deltaCoalesceMs ?? 0),
+    endOfPass: new EndOfPass(),
+    cancels: new CallCancels(nc, names, log),
+  };
   const subscription: Subscription = nc.subscribe(names.providerInvoke, {
     queue: QUEUE_GROUPS.providerGateway,
     callback: (err, msg) => {
@@ -102,13 +109,14 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
       subscription.unsubscribe();
       for (const controller of running.values()) controller.abort(GATEWAY_SHUTDOWN);
       await Promise.allSettled([...running.keys()]);
+      shared.cancels.close();
     },
   };
 }
 
 async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, msg: Msg, controller: AbortController): Promise<void> {
   const receivedAt = performance.now();
-  const { nc, names } = options;
+  const { nc } = options;
   const reply = msg.reply;
   if (reply === undefined || reply === "") {
     options.log.warn("model request without a reply subject dropped");
@@ -186,7 +194,7 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
   // A call id that is not `<run_id>:<n>` (ids.ts) gets no cancel subject: such a caller cannot cancel.
   const callId = isProviderCallId(request.callId) ? request.callId : undefined;
   if (callId === undefined && request.callId !== "") log.warn("model call id is not <run_id>:<n>; the call cannot be cancelled");
-  const cancel = callId === undefined ? undefined : nc.subscribe(names.providerCancel(callId), { max: 1, callback: () => controller.abort("cancelled by the caller") });
+  const unregisterCancel = callId === undefined ? undefined : shared.cancels.register(callId, () => controller.abort("cancelled by the caller"));
   const callerProbe = probeCaller(nc, reply, options.callerProbeMs, () => controller.abort("the caller is gone"), log);
   const started = Date.now();
   const { route } = adapter;
@@ -217,7 +225,7 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
     );
   } finally {
     coalescer.flush();
-    cancel?.unsubscribe();
+    unregisterCancel?.();
     callerProbe.stop();
     clearTimeout(keepalive);
     if (terminal === undefined) {

@@ -146,6 +146,18 @@ describe("provider gateway on the bus", () => {
     await waitFor(() => llm.requests[0]?.aborted, "the mock to see the upstream request aborted");
   });
 
+  it("cancels a call whose cancel follows its request at once (before the call could have subscribed to anything)", async () => {
+    // No caller probe within the test's time: only the cancel can end this call.
+    await startGateway({ PROVIDER_CALLER_PROBE_MS: "600000", PROVIDER_KEEPALIVE_MS: "600000" });
+    llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse"), holdHeaders: true });
+    const call = invoke(chatRequest("run-nats:5"));
+    nc.publish(busNames(bus.prefix).providerCancel(parseProviderCallId("run-nats:5")));
+    const frames = await call.ended;
+    expectContiguous(frames);
+    expect(frames.at(-1)?.event).toMatchObject({ case: "failure", value: { kind: ModelFailureKind.CANCELLED } });
+    for (const request of llm.requests) await waitFor(() => request.aborted, "a started upstream request to be aborted");
+  });
+
   it("sends keepalives while the endpoint has not answered; caller probes in between are not frames", async () => {
     await startGateway({ PROVIDER_KEEPALIVE_MS: "100", PROVIDER_CALLER_PROBE_MS: "40" });
     const handle = llm.enqueue({ kind: "fixture", file: providerFixture("openai-chat", "openai-gpt4o-text-usage.sse"), holdHeaders: true });
