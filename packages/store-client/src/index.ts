@@ -8,6 +8,7 @@ export { lookupMemberKey } from "./member-keys.ts";
 export type { MemberKeyLookup } from "./member-keys.ts";
 export { StoreClient } from "./store-client.ts";
 export type {
+  AppendedMessages,
   BegunRun,
   CacheUsageFilter,
   CompactedHistory,

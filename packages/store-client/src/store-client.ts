@@ -116,6 +116,13 @@ export interface RevisionHistory {
 }
 
 /** A revision whose whole history the caller holds (revision.messages then sends only what follows it). */
+/** run.append's result. */
+export interface AppendedMessages {
+  readonly revisionId: string;
+  /** Empty when the append was a repeat or the store rewrote a message: the stored messages are then read, not assumed. */
+  readonly messageIds: readonly string[];
+}
+
 export interface KnownHistory {
   readonly revisionId: string;
   readonly history: RevisionHistory;
@@ -234,8 +241,10 @@ export class StoreClient {
   }
 
   /** run.append: appends to the run's head; the new revision id. */
-  async appendMessages(request: StoreRequest<"appendMessages">): Promise<string> {
-    return (await this.call("appendMessages", request)).revisionId;
+  /** run.append: the new head, and the appended messages' stored ids when the store kept them as sent (else empty). */
+  async appendMessages(request: StoreRequest<"appendMessages">): Promise<AppendedMessages> {
+    const response = await this.call("appendMessages", request);
+    return { revisionId: response.revisionId, messageIds: response.messageIds };
   }
 
   /** run.finish: the run's record afterwards (the store keeps the first terminal status). */

@@ -247,8 +247,8 @@ export class RunEngine {
       switch (outcome.stop) {
         case "stop": {
           const assistant = create(MessageSchema, { body: { case: "assistant", value: outcome.assistant } });
-          const revisionId = await store.appendMessages({ runId, expectedHeadRevisionId: this.#history.head, messages: [assistant], providerCallIndex: index, ...measured });
-          this.#history.head = revisionId;
+          const { revisionId, messageIds } = await store.appendMessages({ runId, expectedHeadRevisionId: this.#history.head, messages: [assistant], providerCallIndex: index, ...measured });
+          this.#history.appended(revisionId, [assistant], messageIds);
           return { kind: "final", assistant, revisionId };
         }
         case "tool_use": {

@@ -4,7 +4,8 @@
  * whether the head is a compacted revision. Loads ask the store only for what
  * follows the revision held now (the known history).
  */
-import type { Message } from "@byok/contracts";
+import { create } from "@bufbuild/protobuf";
+import { ContextAnchorSchema, type Message } from "@byok/contracts";
 import type { KnownHistory, RevisionHistory, StoreClient } from "@byok/store-client";
 import type { ContextAnchor } from "./context-estimate.ts";
 
@@ -35,6 +36,26 @@ export class RunHistory {
   /** The history last held, whole (for the next run of the conversation on this worker). */
   get known(): KnownHistory | undefined {
     return this.#known;
+  }
+
+  /**
+   * The run appended `messages` onto the head as revision `revisionId`. With their stored ids the
+   * whole history of the new head is known here (the next run of the conversation starts from it
+   * without a read); without them only the head moves.
+   */
+  appended(revisionId: string, messages: readonly Message[], messageIds: readonly string[]): void {
+    const known = this.#known;
+    const parent = this.head;
+    const measured = this.anchor;
+    this.head = revisionId;
+    if (known === undefined || known.revisionId !== parent || messageIds.length !== messages.length || this.messages !== known.history.messages) return;
+    const history = known.history;
+    // The measurement of the call that made these messages is of the parent's history (what the store records with the append).
+    const anchor =
+      measured !== undefined && measured.messageCount === history.messages.length
+        ? create(ContextAnchorSchema, { revisionId: parent, messageCount: measured.messageCount, inputTokens: BigInt(measured.inputTokens) })
+        : history.anchor;
+    this.use(revisionId, { ...history, messages: [...history.messages, ...messages], messageIds: [...history.messageIds, ...messageIds], anchor });
   }
 
   /** Only what follows the revision held now travels (the store sends the rest when it is not in the chain). */

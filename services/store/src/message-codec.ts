@@ -15,26 +15,34 @@ export interface CanonicalMessage {
   readonly message: Message;
   readonly json: JsonValue;
   readonly digest: Buffer;
+  /** True when storing changed the message (a NUL character replaced): the stored one is not the one sent. */
+  readonly rewritten?: boolean;
 }
 
 export function replaceNul(text: string): string {
   return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
 }
 
-function replaceNulDeep(value: JsonValue): JsonValue {
-  if (typeof value === "string") return replaceNul(value);
-  if (Array.isArray(value)) return value.map(replaceNulDeep);
+/** `value` with every NUL replaced; `found.nul` is set when one was. */
+function replaceNulDeep(value: JsonValue, found: { nul: boolean }): JsonValue {
+  if (typeof value === "string") {
+    const replaced = replaceNul(value);
+    if (replaced !== value) found.nul = true;
+    return replaced;
+  }
+  if (Array.isArray(value)) return value.map((inner) => replaceNulDeep(inner, found));
   if (value !== null && typeof value === "object") {
     const out: { [key: string]: JsonValue } = {};
-    for (const [key, inner] of Object.entries(value)) out[replaceNul(key)] = replaceNulDeep(inner);
+    for (const [key, inner] of Object.entries(value)) out[replaceNulDeep(key, found) as string] = replaceNulDeep(inner, found);
     return out;
   }
   return value;
 }
 
 export function canonicalMessage(message: Message): CanonicalMessage {
-  const json = replaceNulDeep(toJson(MessageSchema, message));
-  return fromStoredJson(json);
+  const found = { nul: false };
+  const canonical = fromStoredJson(replaceNulDeep(toJson(MessageSchema, message), found));
+  return found.nul ? { ...canonical, rewritten: true } : canonical;
 }
 
 /** Decodes a stored body (jsonb) back into a message, without its digest (reads that do not need it). */

@@ -84,7 +84,7 @@ export function createHandlers(pool: pg.Pool, now: () => Date = () => new Date()
           providerCallIndex: req.providerCallIndex,
           requestInputTokens: req.requestInputTokens,
         }),
-        (v) => ({ revisionId: v.revisionId }),
+        (v) => ({ revisionId: v.revisionId, messageIds: [...v.messageIds] }),
       ),
 
     finishRun: async (req) => {

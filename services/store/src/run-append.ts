@@ -26,6 +26,8 @@ export interface AppendedMessages {
   readonly revisionId: string;
   /** True when this append had already been made (nothing appended now). */
   readonly repeated: boolean;
+  /** The appended messages' ids when they were stored exactly as sent (not on a repeat). */
+  readonly messageIds: readonly string[];
 }
 
 export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promise<Outcome<AppendedMessages>> {
@@ -39,7 +41,7 @@ export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promi
     const [locked, { earlier, head }] = await together(lockRunConversation(tx, input.runId), findRunAppendAndHead(tx, input.runId, appendKey));
     if (locked.kind !== "ok") return locked;
     const { conversation } = locked.value;
-    if (earlier) return ok({ revisionId: earlier.id, repeated: true });
+    if (earlier) return ok({ revisionId: earlier.id, repeated: true, messageIds: [] });
     const refused = writeRejection(conversation, input.runId, input.expectedHeadRevisionId);
     if (refused) return { kind: "rejected", rejection: refused };
     const parent = conversation.headRevisionId === null ? null : head;
@@ -53,6 +55,7 @@ export function appendMessages(pool: pg.Pool, input: AppendMessagesInput): Promi
         : undefined;
     const append = prepareAppend({ conversationId: conversation.id, parent, messages, run: { runId: input.runId, appendKey } });
     const written = appendMovingRunHead(tx, append, { conversationId: conversation.id, runId: input.runId, providerCallIndex: input.providerCallIndex, anchor });
-    return commitBehind(written.then(() => ({ revisionId: append.revision.id, repeated: false })));
+    const asSent = messages.every((m) => m.rewritten !== true);
+    return commitBehind(written.then(() => ({ revisionId: append.revision.id, repeated: false, messageIds: asSent ? append.revision.messageIds : [] })));
   });
 }

@@ -153,6 +153,21 @@ describe("runs", () => {
       const record = await store.call("getRun", { runId: "r1" });
       expect(record.run).toMatchObject({ headRevisionId: appended.revisionId, providerCallIndex: 1, startRevisionId: run.startRevisionId });
       expect(await history(appended.revisionId)).toEqual(["user:question", "assistant:answer"]);
+      // The appended message's stored id comes back (the worker then holds the new head's history without a read).
+      const stored = await store.call("getRevisionMessages", { revisionId: appended.revisionId });
+      expect(appended.messageIds).toEqual(stored.messageIds.slice(1));
+    });
+
+    it("returns no message ids for a repeated append or a message it stored changed (a NUL character)", async () => {
+      const run = await begin();
+      const request = { runId: "r1", expectedHeadRevisionId: run.startRevisionId, messages: [assistantText("answer")], providerCallIndex: 1 };
+      expect((await store.call("appendMessages", request)).messageIds).toHaveLength(1);
+      expect((await store.call("appendMessages", request)).messageIds).toEqual([]);
+      await begin("r2");
+      const head = (await store.call("getConversation", { conversationId: "c1" })).headRevisionId;
+      const rewritten = await store.call("appendMessages", { runId: "r2", expectedHeadRevisionId: head, messages: [assistantText("a\u0000b")], providerCallIndex: 1 });
+      expect(rewritten.error).toBeUndefined();
+      expect(rewritten.messageIds).toEqual([]);
     });
 
     it("rejects a wrong expected head and leaves the history unchanged", async () => {

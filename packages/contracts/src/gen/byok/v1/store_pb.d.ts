@@ -417,6 +417,15 @@ export declare type AppendMessagesResponse = Message<"byok.v1.AppendMessagesResp
    * @generated from field: string revision_id = 1;
    */
   revisionId: string;
+
+  /**
+   * The stored ids of the appended messages, in order, when the store kept
+   * them exactly as sent; empty when the append was a repeat or the store
+   * rewrote a message (it keeps no NUL characters): read the revision then.
+   *
+   * @generated from field: repeated string message_ids = 2;
+   */
+  messageIds: string[];
 };
 
 /**
