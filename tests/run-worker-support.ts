@@ -69,7 +69,11 @@ export function toolCalls(text: string, calls: Array<{ id: string; name: string;
 
 export interface Stack {
   readonly names: BusNames;
+  /** The store's database (tests that hold a row lock to keep a store operation waiting). */
+  readonly databaseUrl: string;
   readonly llm: MockLlm;
+  /** Model calls the provider gateway is running now. */
+  gatewayInFlight(): number;
   readonly client: RunClientDouble;
   readonly workers: RunWorker[];
   startWorker(env?: Record<string, string>): Promise<RunWorker>;
@@ -125,7 +129,9 @@ export async function startStack(options: { workers?: number; workerEnv?: Record
   };
   return {
     names,
+    databaseUrl: db.url,
     llm,
+    gatewayInFlight: () => gateway.inFlight(),
     client,
     workers,
     startWorker,

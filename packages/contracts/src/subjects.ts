@@ -17,6 +17,10 @@ export interface BusNames {
   readonly commandsStream: string;
   runCommands(runId: RunId): string;
   readonly allRunCommands: string;
+  /** JetStream stream with one marker per run a worker took (the first taker's publish is the only one that succeeds). */
+  readonly runsTakenStream: string;
+  runTaken(runId: RunId): string;
+  readonly allRunsTaken: string;
   runEvents(runId: RunId): string;
   runState(runId: RunId): string;
   readonly providerInvoke: string;
@@ -63,6 +67,9 @@ export function busNames(prefix = "byok"): BusNames {
     commandsStream: `${upper}_RUN_COMMANDS`,
     runCommands: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.cmd`,
     allRunCommands: `${prefix}.runs.*.cmd`,
+    runsTakenStream: `${upper}_RUNS_TAKEN`,
+    runTaken: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.taken`,
+    allRunsTaken: `${prefix}.runs.*.taken`,
     runEvents: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.evt`,
     runState: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.state`,
     providerInvoke: `${prefix}.provider.invoke`,

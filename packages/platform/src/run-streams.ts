@@ -1,5 +1,5 @@
 /**
- * The two JetStream streams of the run bus. Both the adapter (publisher) and the
+ * The JetStream streams of the run bus. Both the adapter (publisher) and the
  * run workers (consumers) ensure them at start-up with the same configuration,
  * so whichever starts first creates them.
  *
@@ -20,6 +20,12 @@
  * queued ones. Commands are kept an hour (a run that takes longer re-reads
  * from what is left: applying them is idempotent and the committed ones are in
  * the store); past RUN_COMMANDS_MAX_BYTES the oldest go first.
+ *
+ * RUNS_TAKEN holds one empty marker per run a worker took (published only if
+ * the run's subject has none yet), so a worker knows, one JetStream round trip
+ * after it took a run, whether any delivery took it before: JetStream's own
+ * delivery count is not reliable for that (see run-worker's
+ * early-model-call.ts). Kept a day; only the first marker of a run is stored.
  */
 import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -36,6 +42,9 @@ const MIB = 1024 * 1024;
 export const RUNS_MAX_BYTES = 64 * MIB;
 /** Bytes of run commands (tool results included). */
 export const RUN_COMMANDS_MAX_BYTES = 256 * MIB;
+/** Bytes of taken-run markers (about 100 bytes each with the stream's overhead). */
+export const RUNS_TAKEN_MAX_BYTES = 16 * MIB;
+const DAY_NS = 24 * HOUR_NS;
 
 export interface RunStreamOptions {
   /** Configured replicas (JETSTREAM_REPLICAS); undefined = decided from the cluster. */
@@ -69,6 +78,17 @@ export function runStreamConfigs(names: BusNames, replicas = 1): Array<Partial<S
       max_bytes: RUN_COMMANDS_MAX_BYTES,
       discard: DiscardPolicy.Old,
       duplicate_window: TWO_MINUTES_NS,
+      num_replicas: replicas,
+    },
+    {
+      name: names.runsTakenStream,
+      subjects: [names.allRunsTaken],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_age: DAY_NS,
+      max_bytes: RUNS_TAKEN_MAX_BYTES,
+      max_msgs_per_subject: 1,
+      discard: DiscardPolicy.Old,
       num_replicas: replicas,
     },
   ];

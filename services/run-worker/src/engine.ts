@@ -29,6 +29,7 @@ import {
   parseProviderCallIndex,
   toolRoundId,
   type Message,
+  type ModelRequest,
   type PreparedRun,
   type ProviderCallIndex,
   type RunId,
@@ -43,9 +44,11 @@ import { assertNever } from "./assert-never.ts";
 import type { ClientChannel } from "./client-channel.ts";
 import { compact, repeatedCompactionCommit, type CompactionConfig } from "./compaction.ts";
 import { ContextFit } from "./context-fit.ts";
+import type { EarlyCallDiscard, EarlyModelCall } from "./early-model-call.ts";
 import type { RunWorkerMetrics, ToolRoundStart } from "./metrics.ts";
+import type { ForwardedEvent } from "./model-cycle.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
-import { buildModelRequest, type RunModelContext } from "./model-request.ts";
+import { buildModelRequest, runModelContext, type RunModelContext } from "./model-request.ts";
 import type { RunCommandFeed } from "./run-commands.ts";
 import { RunHistory } from "./run-history.ts";
 import { cycleFailed, failed, storeFailed, type RunOutcome } from "./run-outcome.ts";
@@ -94,10 +97,13 @@ export class RunEngine {
   #lastUsage: Usage | undefined;
   /** What run.begin already read (history of the head, open round); undefined = read it here. */
   readonly #begun: BegunRun["next"];
+  /** The first call, sent before run.begin answered (early-model-call.ts); used only if it is exactly the first call this engine makes. */
+  #early: EarlyModelCall | undefined;
 
   /** `runId` is `prepared.runId`, parsed by the caller; `begun` is BegunRun.next of the run's begin. */
-  constructor(deps: EngineDeps, runId: RunId, prepared: PreparedRun, record: RunRecord, begun?: BegunRun["next"]) {
+  constructor(deps: EngineDeps, runId: RunId, prepared: PreparedRun, record: RunRecord, begun?: BegunRun["next"], early?: EarlyModelCall) {
     this.#begun = begun;
+    this.#early = early;
     this.#deps = deps;
     this.#runId = runId;
     this.#prepared = prepared;
@@ -106,14 +112,9 @@ export class RunEngine {
     this.#callIndex = parseProviderCallIndex(record.providerCallIndex);
     // Calls an earlier owner made are unknown here: their usage cannot be summed.
     if (this.#callIndex !== NO_PROVIDER_CALL) this.#usages.push(undefined);
-    this.#model = {
-      runId,
-      conversationId: prepared.conversationId,
-      memberId: prepared.memberId,
-      model: prepared.model,
-      prompt: prepared.prompt,
-      clientKind: prepared.clientKind,
-    };
+    // An earlier owner's calls share the early call's index: it cannot be this run's first call.
+    if (this.#callIndex !== NO_PROVIDER_CALL) this.#dropEarly("request_differs");
+    this.#model = runModelContext(runId, prepared);
     this.#fit = new ContextFit(deps.counters, this.#model, deps.compaction);
   }
 
@@ -161,7 +162,30 @@ export class RunEngine {
         return storeFailed(err);
       }
       throw err;
+    } finally {
+      this.#dropEarly("not_reached");
     }
+  }
+
+  /** Cancels the early call unseen; its index is never used again (the call id stays unique at the gateway and in the ledger). */
+  #dropEarly(reason: EarlyCallDiscard): void {
+    const early = this.#early;
+    if (early === undefined) return;
+    this.#early = undefined;
+    early.discard(reason);
+    if (this.#callIndex < early.index) this.#callIndex = early.index;
+  }
+
+  /** The early call when it sent exactly `request` (taken once); otherwise it is dropped. */
+  #adoptableEarly(request: ModelRequest): EarlyModelCall | undefined {
+    const early = this.#early;
+    if (early === undefined) return undefined;
+    if (early.index === nextProviderCallIndex(this.#callIndex) && early.matches(request)) {
+      this.#early = undefined;
+      return early;
+    }
+    this.#dropEarly("request_differs");
+    return undefined;
   }
 
   /** Where the store says the run stands (first delivery: at its start). */
@@ -211,13 +235,20 @@ export class RunEngine {
     await this.#fitBudget();
     let overflowCompacted = false;
     for (;;) {
-      const index = nextProviderCallIndex(this.#callIndex);
+      let index = nextProviderCallIndex(this.#callIndex);
+      let request = buildModelRequest(this.#model, this.#history.messages, index);
+      const early = this.#adoptableEarly(request);
+      if (early === undefined && index !== nextProviderCallIndex(this.#callIndex)) {
+        // A dropped early call took this index.
+        index = nextProviderCallIndex(this.#callIndex);
+        request = buildModelRequest(this.#model, this.#history.messages, index);
+      }
       this.#callIndex = index;
       const clientIndex = clientModelCallIndexOf(index);
-      const request = buildModelRequest(this.#model, this.#history.messages, index);
       const log = this.#deps.log.child({ call_id: request.callId });
-      log.info({ messages: request.messages.length }, "model call");
-      const outcome = await invoker.invoke(request, (event) => client.emit(clientIndex, event), signal);
+      log.info({ messages: request.messages.length, early: early !== undefined }, "model call");
+      const forward = (event: ForwardedEvent): void => client.emit(clientIndex, event);
+      const outcome = await (early === undefined ? invoker.invoke(request, forward, signal) : early.adopt(forward));
       switch (outcome.kind) {
         case "cancelled":
           throw new RunInterrupted("model call cancelled");
@@ -281,6 +312,7 @@ export class RunEngine {
     const config = this.#deps.compaction;
     const budget = this.#fit.budget;
     if (config === undefined || budget === undefined) return false;
+    this.#dropEarly("compaction_first");
     const index = nextProviderCallIndex(this.#callIndex);
     this.#callIndex = index;
     const outcome = await compact(

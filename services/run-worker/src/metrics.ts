@@ -13,6 +13,12 @@
  *     settled barrier acknowledged). start=created: this worker created the
  *     round; start=taken_over: the round was open when this delivery began
  *     (timed from the take-over).
+ *   byok_run_early_model_calls_total{outcome}             counter
+ *     First model calls sent while run.begin ran (early-model-call.ts):
+ *     outcome adopted (the run's first call was exactly that request) or
+ *     why it was cancelled unseen: request_differs (the store's history was
+ *     not the one assumed), compaction_first, not_reached (the run ended or
+ *     stopped before its first call, e.g. run.begin refused it).
  *   byok_run_worker_active_runs                           gauge
  *     Runs in progress on this worker.
  *   byok_jetstream_consumer_pending_messages{stream, consumer}       gauge
@@ -27,12 +33,13 @@
 import { FailureKind } from "@byok/contracts";
 import { Counter, Gauge, Histogram, secondsSince, type Registry } from "@byok/platform";
 import type { ConsumerReading } from "./consumer-stats.ts";
+import type { EarlyCallObserver } from "./early-model-call.ts";
 import type { FinalOutcome } from "./run-outcome.ts";
 import { assertNever } from "./assert-never.ts";
 
 export type ToolRoundStart = "created" | "taken_over";
 
-export interface RunWorkerMetrics {
+export interface RunWorkerMetrics extends EarlyCallObserver {
   runEnded(outcome: FinalOutcome): void;
   /** A tool round settled; `startedMs` is performance.now() when it became durable or was taken over. */
   toolRoundSettled(start: ToolRoundStart, startedMs: number): void;
@@ -85,6 +92,13 @@ export function createRunWorkerMetrics(registry: Registry, sources: RunWorkerMet
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
     registers: [registry],
   });
+  const earlyCalls = new Counter({
+    name: "byok_run_early_model_calls_total",
+    help: "First model calls sent while run.begin ran: adopted, or why they were cancelled unseen.",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  for (const outcome of ["adopted", "request_differs", "compaction_first", "not_reached"]) earlyCalls.inc({ outcome }, 0);
   new Gauge({
     name: "byok_run_worker_active_runs",
     help: "Runs in progress on this worker.",
@@ -122,6 +136,9 @@ export function createRunWorkerMetrics(registry: Registry, sources: RunWorkerMet
         default:
           assertNever(outcome);
       }
+    },
+    earlyModelCall(outcome) {
+      earlyCalls.inc({ outcome });
     },
     toolRoundSettled(start, startedMs) {
       toolRounds.observe({ start }, secondsSince(startedMs));

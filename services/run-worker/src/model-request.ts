@@ -7,7 +7,7 @@
  * who the call is accounted to (the ledger); neither is model input.
  */
 import { create } from "@bufbuild/protobuf";
-import { ModelRequestSchema, providerCallId, type Message, type RunClientKind, type ModelRequest, type ModelSpec, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
+import { ModelRequestSchema, providerCallId, type Message, type RunClientKind, type ModelRequest, type ModelSpec, type PreparedRun, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
 
 export interface RunModelContext {
   readonly runId: RunId;
@@ -16,6 +16,18 @@ export interface RunModelContext {
   readonly model: ModelSpec | undefined;
   readonly prompt: PromptSpec | undefined;
   readonly clientKind: RunClientKind;
+}
+
+/** The run's part of every model request, from its PreparedRun. */
+export function runModelContext(runId: RunId, prepared: PreparedRun): RunModelContext {
+  return {
+    runId,
+    conversationId: prepared.conversationId,
+    memberId: prepared.memberId,
+    model: prepared.model,
+    prompt: prepared.prompt,
+    clientKind: prepared.clientKind,
+  };
 }
 
 export function buildModelRequest(run: RunModelContext, history: readonly Message[], providerCallIndex: ProviderCallIndex): ModelRequest {

@@ -31,9 +31,11 @@ import { ClientChannel } from "./client-channel.ts";
 import type { CompactionConfig } from "./compaction.ts";
 import type { TokenCounters } from "./token-count.ts";
 import { clientGoneNow } from "./client-liveness.ts";
+import { claimFirstTake, EarlyCallSlot } from "./early-model-call.ts";
 import { RunEngine, RunInterrupted, RunSuperseded } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
+import { runModelContext } from "./model-request.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
 import { finishOnce, retryFinish } from "./run-finish.ts";
 import type { RecentHistories } from "./recent-histories.ts";
@@ -66,6 +68,8 @@ export interface RunActorDeps {
   readonly compaction: CompactionConfig | undefined;
   /** Histories this worker held, per conversation (run.begin then sends only what is new). */
   readonly recent: RecentHistories;
+  /** Send a first delivery's first model call while run.begin runs, when its history is known (early-model-call.ts). */
+  readonly earlyModelCall: boolean;
 }
 
 /**
@@ -159,12 +163,21 @@ export class RunActor {
     const begun = this.#begin(runId, prepared);
     // Awaited (and its failure handled) in #handleRun; this only keeps a rejection from counting as unhandled meanwhile.
     begun.catch(() => undefined);
+    const early = this.#earlyCall(runId, prepared);
     const feed = this.#openCommandFeed(runId);
     try {
-      return await this.#handleRun(runId, prepared, begun, feed);
+      return await this.#handleRun(runId, prepared, begun, feed, early);
     } finally {
+      early?.close();
       await feed.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
     }
+  }
+
+  #earlyCall(runId: RunId, prepared: PreparedRun): EarlyCallSlot | undefined {
+    const { earlyModelCall, invoker, recent, metrics, js, names } = this.#deps;
+    if (!earlyModelCall) return undefined;
+    const inputs = { invoker, recent, observer: metrics, log: this.#log, claim: (id: RunId) => claimFirstTake(js, names, id) };
+    return new EarlyCallSlot(inputs, { run: runModelContext(runId, prepared), prepared, deliveryCount: this.#msg.info.deliveryCount, runSignal: this.#abort.signal });
   }
 
   #openCommandFeed(runId: RunId): RunCommandFeed {
@@ -181,7 +194,7 @@ export class RunActor {
     });
   }
 
-  async #handleRun(runId: RunId, prepared: PreparedRun, begun: Promise<BegunRun>, commands: RunCommandFeed): Promise<Settlement> {
+  async #handleRun(runId: RunId, prepared: PreparedRun, begun: Promise<BegunRun>, commands: RunCommandFeed, early: EarlyCallSlot | undefined): Promise<Settlement> {
     const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log, { window: this.#deps.clientDeltaWindow });
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
@@ -253,6 +266,7 @@ export class RunActor {
       prepared,
       record,
       next,
+      early?.take(),
     );
     let outcome: RunOutcome;
     try {

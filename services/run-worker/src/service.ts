@@ -84,6 +84,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     counters,
     compaction: config.compaction,
     recent: new RecentHistories(),
+    earlyModelCall: config.earlyModelCall,
   };
   const finished = new Set<Promise<void>>();
   let taken = 0;
