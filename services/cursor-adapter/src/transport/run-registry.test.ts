@@ -36,6 +36,24 @@ describe("RunRegistry", () => {
     run.context.stream.end({ kind: "ok" });
     expect(await append(reg, "r2", 1)).toEqual({ kind: "accepted" });
     expect(await append(reg, "r2", 1)).toEqual({ kind: "duplicate" });
+    // The ended run's session is let go: nothing more reaches it.
+    expect(run.delivered).toEqual([]);
+    expect(await append(reg, "r2", 2)).toEqual({ kind: "accepted" });
+    expect(run.delivered).toEqual([]);
+  });
+
+  it("keeps ended runs apart from the bound on runs in flight, and forgets the oldest ended past its own bound", async () => {
+    const forgotten: string[] = [];
+    const { registry: reg, factory } = registry(undefined, { maxSlots: 1, maxEndedSlots: 2, onForgotten: (id) => forgotten.push(id) });
+    for (const id of ["e1", "e2", "e3"]) {
+      expect(await append(reg, id, 0)).toEqual({ kind: "accepted" });
+      (await factory.opened(id)).context.stream.end({ kind: "ok" });
+    }
+    expect(forgotten).toEqual(["e1"]);
+    expect(reg.size).toBe(2);
+    expect(reg.memberOf("e2")).toBe("local");
+    expect(await append(reg, "live", 0)).toEqual({ kind: "accepted" });
+    expect(await append(reg, "one-too-many", 0)).toMatchObject({ kind: "rejected", code: "resource_exhausted" });
   });
 
   it("cancels an open run whose RunSSE never attaches", async () => {

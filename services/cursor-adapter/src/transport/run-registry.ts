@@ -5,6 +5,13 @@
  * wait is bounded: a slot without a run_request, or an open run without a
  * reader, gives up after `runWaitMs`; an ended slot is forgotten after
  * `endGraceMs` (late appends in between are acknowledged and dropped).
+ *
+ * When a run's stream ends, its slot lets go of the session (the run's request,
+ * history and checkpoint state): what the grace period needs is the request
+ * id's member, its append seqnos and its stream (a reader may not have read it
+ * yet). So ended runs cost a few hundred bytes each, not the run, and they are
+ * bounded apart from the runs in flight (`maxEndedSlots`, the oldest forgotten
+ * first), so a busy minute of ended runs never refuses a new one.
  */
 import type { Logger } from "@byok/platform";
 import type { agent } from "@byok/cursor-protocol";
@@ -21,8 +28,10 @@ export interface RunRegistryOptions {
   endGraceMs: number;
   /** Early appends buffered per request id while a lower seqno is missing. */
   maxEarlyAppends?: number;
-  /** Request ids tracked at once. */
+  /** Request ids in flight (not ended) at once. */
   maxSlots?: number;
+  /** Ended request ids kept for their grace period at once (the oldest are forgotten first). */
+  maxEndedSlots?: number;
   /** Called when a request id is forgotten (its grace period passed, or shutdown). */
   onForgotten?: (requestId: string) => void;
 }
@@ -58,6 +67,8 @@ export type AttachOutcome =
 type Phase =
   | { kind: "waiting"; waiters: Array<(outcome: AppendOutcome) => void> }
   | { kind: "open"; session: RunSession }
+  /** The run's stream ended: late appends are acknowledged and dropped (the session is let go). */
+  | { kind: "ended" }
   /** Never got a session: its RunSSE and later appends get this answer. */
   | { kind: "closed"; rejection: Rejection };
 
@@ -76,10 +87,12 @@ interface Slot {
 
 export class RunRegistry {
   private readonly slots = new Map<string, Slot>();
+  /** The slots whose stream ended, in the order they ended (a subset of `slots`). */
+  private readonly endedSlots = new Map<string, Slot>();
   private readonly options: Required<RunRegistryOptions>;
 
   constructor(options: RunRegistryOptions) {
-    this.options = { maxEarlyAppends: 1024, maxSlots: 10_000, ...options, onForgotten: options.onForgotten ?? (() => {}) };
+    this.options = { maxEarlyAppends: 1024, maxSlots: 10_000, maxEndedSlots: 100_000, ...options, onForgotten: options.onForgotten ?? (() => {}) };
   }
 
   get size(): number {
@@ -145,6 +158,7 @@ export class RunRegistry {
     const phase: Phase = slot.phase;
     switch (phase.kind) {
       case "open":
+      case "ended":
         return { kind: "accepted" };
       case "closed":
         return { kind: "rejected", ...phase.rejection };
@@ -202,11 +216,12 @@ export class RunRegistry {
     }
     const known = [...this.slots.keys()];
     this.slots.clear();
+    this.endedSlots.clear();
     for (const requestId of known) this.options.onForgotten(requestId);
   }
 
   private create(requestId: string, memberId: string): Slot | undefined {
-    if (this.slots.size >= this.options.maxSlots) return undefined;
+    if (this.slots.size - this.endedSlots.size >= this.options.maxSlots) return undefined;
     const slot: Slot = {
       requestId,
       memberId,
@@ -266,6 +281,11 @@ export class RunRegistry {
 
   /** Deliver every append that is now in order (the run_request itself was handed to open). */
   private release(slot: Slot): void {
+    if (slot.phase.kind === "ended") {
+      // Late appends of an ended run: taken in order (so a repeat is still a duplicate) and dropped.
+      slot.sequencer.takeReady();
+      return;
+    }
     if (slot.phase.kind !== "open") return;
     const session = slot.phase.session;
     for (const { seqno, message } of slot.sequencer.takeReady()) {
@@ -314,11 +334,22 @@ export class RunRegistry {
   }
 
   private streamEnded(slot: Slot): void {
-    this.setTimer(slot, this.options.endGraceMs, () => {
-      if (this.slots.get(slot.requestId) !== slot) return;
-      this.slots.delete(slot.requestId);
-      this.options.onForgotten(slot.requestId);
-    });
+    if (slot.phase.kind === "open") slot.phase = { kind: "ended" };
+    if (this.slots.get(slot.requestId) !== slot) return;
+    this.endedSlots.set(slot.requestId, slot);
+    if (this.endedSlots.size > this.options.maxEndedSlots) {
+      const oldest = this.endedSlots.values().next().value;
+      if (oldest !== undefined) this.forget(oldest);
+    }
+    this.setTimer(slot, this.options.endGraceMs, () => this.forget(slot));
+  }
+
+  private forget(slot: Slot): void {
+    this.clearTimer(slot);
+    if (this.slots.get(slot.requestId) !== slot) return;
+    this.slots.delete(slot.requestId);
+    this.endedSlots.delete(slot.requestId);
+    this.options.onForgotten(slot.requestId);
   }
 
   private setTimer(slot: Slot, ms: number, run: () => void): void {
