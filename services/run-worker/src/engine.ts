@@ -29,7 +29,6 @@ import {
   parseProviderCallIndex,
   toolRoundId,
   type Message,
-  type ModelRequest,
   type PreparedRun,
   type ProviderCallIndex,
   type RunId,
@@ -176,11 +175,11 @@ export class RunEngine {
     if (this.#callIndex < early.index) this.#callIndex = early.index;
   }
 
-  /** The early call when it sent exactly `request` (taken once); otherwise it is dropped. */
-  #adoptableEarly(request: ModelRequest): EarlyModelCall | undefined {
+  /** The early call when it is exactly the call to make next (taken once); otherwise it is dropped. */
+  #takeEarly(): EarlyModelCall | undefined {
     const early = this.#early;
     if (early === undefined) return undefined;
-    if (early.index === nextProviderCallIndex(this.#callIndex) && early.matches(request)) {
+    if (early.index === nextProviderCallIndex(this.#callIndex) && early.matches(buildModelRequest(this.#model, this.#history.messages, early.index))) {
       this.#early = undefined;
       return early;
     }
@@ -235,14 +234,10 @@ export class RunEngine {
     await this.#fitBudget();
     let overflowCompacted = false;
     for (;;) {
-      let index = nextProviderCallIndex(this.#callIndex);
-      let request = buildModelRequest(this.#model, this.#history.messages, index);
-      const early = this.#adoptableEarly(request);
-      if (early === undefined && index !== nextProviderCallIndex(this.#callIndex)) {
-        // A dropped early call took this index.
-        index = nextProviderCallIndex(this.#callIndex);
-        request = buildModelRequest(this.#model, this.#history.messages, index);
-      }
+      // First, so that an early call dropped here has retired its index before this call takes one.
+      const early = this.#takeEarly();
+      const index = nextProviderCallIndex(this.#callIndex);
+      const request = buildModelRequest(this.#model, this.#history.messages, index);
       this.#callIndex = index;
       const clientIndex = clientModelCallIndexOf(index);
       const log = this.#deps.log.child({ call_id: request.callId });
