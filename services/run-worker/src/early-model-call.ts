@@ -87,6 +87,23 @@ export function knownStartHistory(prepared: PreparedRun, recent: RecentHistories
   return [...known.history.messages, ...action.value.initialMessages];
 }
 
+/** What a worker's runs share for early calls (RunActorDeps). */
+export interface EarlyCallDeps {
+  readonly earlyModelCall: boolean;
+  readonly invoker: ModelInvoker;
+  readonly recent: RecentHistories;
+  readonly metrics: EarlyCallObserver;
+  readonly js: JetStreamClient;
+  readonly names: BusNames;
+}
+
+/** The run's early call slot; undefined with EARLY_MODEL_CALL off. */
+export function earlyCallSlot(deps: EarlyCallDeps, log: Logger, run: EarlyCallRun): EarlyCallSlot | undefined {
+  if (!deps.earlyModelCall) return undefined;
+  const { invoker, recent, metrics, js, names } = deps;
+  return new EarlyCallSlot({ invoker, recent, observer: metrics, log, claim: (runId) => claimFirstTake(js, names, runId) }, run);
+}
+
 export interface EarlyCallRun {
   readonly run: RunModelContext;
   readonly prepared: PreparedRun;

@@ -31,7 +31,7 @@ import { ClientChannel } from "./client-channel.ts";
 import type { CompactionConfig } from "./compaction.ts";
 import type { TokenCounters } from "./token-count.ts";
 import { clientGoneNow } from "./client-liveness.ts";
-import { claimFirstTake, EarlyCallSlot } from "./early-model-call.ts";
+import { earlyCallSlot, type EarlyCallSlot } from "./early-model-call.ts";
 import { RunEngine, RunInterrupted, RunSuperseded } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
@@ -163,7 +163,7 @@ export class RunActor {
     const begun = this.#begin(runId, prepared);
     // Awaited (and its failure handled) in #handleRun; this only keeps a rejection from counting as unhandled meanwhile.
     begun.catch(() => undefined);
-    const early = this.#earlyCall(runId, prepared);
+    const early = earlyCallSlot(this.#deps, this.#log, { run: runModelContext(runId, prepared), prepared, deliveryCount: this.#msg.info.deliveryCount, runSignal: this.#abort.signal });
     const feed = this.#openCommandFeed(runId);
     try {
       return await this.#handleRun(runId, prepared, begun, feed, early);
@@ -171,13 +171,6 @@ export class RunActor {
       early?.close();
       await feed.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
     }
-  }
-
-  #earlyCall(runId: RunId, prepared: PreparedRun): EarlyCallSlot | undefined {
-    const { earlyModelCall, invoker, recent, metrics, js, names } = this.#deps;
-    if (!earlyModelCall) return undefined;
-    const inputs = { invoker, recent, observer: metrics, log: this.#log, claim: (id: RunId) => claimFirstTake(js, names, id) };
-    return new EarlyCallSlot(inputs, { run: runModelContext(runId, prepared), prepared, deliveryCount: this.#msg.info.deliveryCount, runSignal: this.#abort.signal });
   }
 
   #openCommandFeed(runId: RunId): RunCommandFeed {
