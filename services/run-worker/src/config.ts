@@ -64,7 +64,7 @@ export const schema = commonEnvSchema.extend({
    * run's first take. Its events are held until run.begin answered and the request is exactly the one
    * the run would make; otherwise it is cancelled unseen (a wasted upstream request). Off by default:
    * on 2 cores it saved about 1 ms of time to first text and cost about 1.5 ms of CPU per turn
-   * (docs/performance.md); with cores to spare the begin and the call overlap fully.
+   * (docs/performance.md). With cores to spare the begin and the call can overlap (not measured here).
    */
   EARLY_MODEL_CALL: envFlag(false),
   /** Compact a history whose next model call would not fit the context budget (and on a context overflow). */

@@ -196,6 +196,18 @@ describe("StoreAccounting", () => {
     expect((await b.admit(admission({ call: { kind: "run-call", runId: "run-c", callIndex: 1 } }))).kind).toBe("admitted");
   });
 
+  it("admits a member's next request at its concurrent-run limit as soon as the one before was settled on the same replica", async () => {
+    await client.setMemberLimits({ memberId, concurrentRuns: 1 });
+    const a = replica("a");
+    // Settle, then ask again at once, as a client does that sends its next request when a stream ended.
+    for (let i = 0; i < 20; i++) {
+      const admitted = await a.admit(admission());
+      expect(admitted.kind).toBe("admitted");
+      if (admitted.kind !== "admitted") return;
+      void a.settle(admitted.ticket, { inputTokens: 10, outputTokens: 5 }, "ok");
+    }
+  });
+
   it("gets a crashed replica's unused slice back once its lease lapses", async () => {
     const budget = await client.setBudget({ scope: BudgetScope.MEMBER, memberId, period: BudgetPeriod.DAILY, limitUsd: "0.0044" });
     // A replica leased the whole budget (4 calls' worth) and died: it never renews or returns it.

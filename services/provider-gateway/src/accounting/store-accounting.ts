@@ -95,8 +95,14 @@ export class StoreAccounting implements CallAccounting {
   readonly #now: () => number;
   readonly #upkeep: NodeJS.Timeout;
   #upkeepRunning: Promise<void> | undefined;
-  /** Request slots of calls in flight (renewed by upkeep until the call is settled). */
-  readonly #requestSlots = new Set<string>();
+  /** Request slots of calls in flight, with their member (renewed by upkeep until the call is settled). */
+  readonly #requestSlots = new Map<string, string>();
+  /**
+   * Per member, the release of a request slot this process sent last and the store has not answered
+   * yet. A member's next request waits for it before it takes a slot: a client that sends its next
+   * request as soon as a stream ended is not refused for the slot of the request it just finished.
+   */
+  readonly #releasing = new Map<string, Promise<void>>();
 
   constructor(options: StoreAccountingOptions) {
     this.#options = options;
@@ -229,23 +235,34 @@ export class StoreAccounting implements CallAccounting {
   async #requestSlot(call: CallAdmission, rules: MemberRules): Promise<{ kind: "held"; id: string | undefined } | { kind: "refused"; rejection: Rejection }> {
     if (rules.concurrentRuns === undefined || call.call.kind !== "request") return { kind: "held", id: undefined };
     const { requestId } = call.call;
-    const slot = await this.#options.store.takeRequestSlot(requestId, memberOf(call), this.#options.holder, this.#options.leaseTtlMs);
+    const member = memberOf(call);
+    await this.#releasing.get(member);
+    const slot = await this.#options.store.takeRequestSlot(requestId, member, this.#options.holder, this.#options.leaseTtlMs);
     if (!slot.admitted) return { kind: "refused", rejection: tooManyRuns(slot.limit ?? rules.concurrentRuns, slot.running) };
-    this.#requestSlots.add(requestId);
+    this.#requestSlots.set(requestId, member);
     return { kind: "held", id: requestId };
   }
 
   /** Frees a request slot now; if the store cannot be told, the slot lapses after the lease TTL. */
   #releaseRequestSlot(requestId: string | undefined): void {
-    if (requestId === undefined || !this.#requestSlots.delete(requestId)) return;
-    this.#options.store
+    const member = requestId === undefined ? undefined : this.#requestSlots.get(requestId);
+    if (requestId === undefined || member === undefined) return;
+    this.#requestSlots.delete(requestId);
+    const released: Promise<void> = this.#options.store
       .keepRequestSlots([], [requestId], this.#options.leaseTtlMs)
-      .catch((err: unknown) => this.#options.log.warn({ err, request_id: requestId }, "could not release a request slot; it lapses after its TTL"));
+      .then(
+        () => undefined,
+        (err: unknown) => this.#options.log.warn({ err, request_id: requestId }, "could not release a request slot; it lapses after its TTL"),
+      )
+      .finally(() => {
+        if (this.#releasing.get(member) === released) this.#releasing.delete(member);
+      });
+    this.#releasing.set(member, released);
   }
 
   async #renewRequestSlots(): Promise<void> {
     if (this.#requestSlots.size === 0) return;
-    await this.#options.store.keepRequestSlots([...this.#requestSlots], [], this.#options.leaseTtlMs);
+    await this.#options.store.keepRequestSlots([...this.#requestSlots.keys()], [], this.#options.leaseTtlMs);
   }
 
   /** The first call of a run takes one of the member's run slots (only when it has a concurrent-run limit). */
