@@ -40,18 +40,24 @@ function inputs(invoker: ReturnType<typeof drivenInvoker>, claim: () => Promise<
   return { invoker, recent, observer: { earlyModelCall: (outcome) => seen.push(outcome) }, log: silentLogger(), claim };
 }
 
-/** The claims above answer at once: their callbacks have run after one pass of the event loop. */
+/** The claims in these tests answer at once: their callbacks have run after one pass of the event loop. */
 const claimAnswered = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A first take of a new conversation whose early call went out (the claim answered). */
+async function sentEarlyCall() {
+  const invoker = drivenInvoker();
+  const seen: string[] = [];
+  const prepared = preparedRun();
+  const slot = new EarlyCallSlot(inputs(invoker, () => Promise.resolve(true), seen), { run: runModelContext(runId, prepared), prepared, deliveryCount: 1, runSignal: new AbortController().signal });
+  await claimAnswered();
+  return { invoker, seen, prepared, slot };
+}
 
 const text = (value: string): ForwardedEvent => ({ case: "textDelta", value: { text: value } }) as ForwardedEvent;
 
 describe("early model call", () => {
   it("holds what the call streams until it is adopted, then forwards it in order and the rest as it comes", async () => {
-    const invoker = drivenInvoker();
-    const seen: string[] = [];
-    const prepared = preparedRun();
-    const slot = new EarlyCallSlot(inputs(invoker, () => Promise.resolve(true), seen), { run: runModelContext(runId, prepared), prepared, deliveryCount: 1, runSignal: new AbortController().signal });
-    await claimAnswered();
+    const { invoker, seen, prepared, slot } = await sentEarlyCall();
     expect(invoker.calls).toHaveLength(1);
     const call = invoker.calls[0]!;
     call.forward(text("a"));
@@ -71,11 +77,7 @@ describe("early model call", () => {
   });
 
   it("cancels a discarded call and forwards nothing of it", async () => {
-    const invoker = drivenInvoker();
-    const seen: string[] = [];
-    const prepared = preparedRun();
-    const slot = new EarlyCallSlot(inputs(invoker, () => Promise.resolve(true), seen), { run: runModelContext(runId, prepared), prepared, deliveryCount: 1, runSignal: new AbortController().signal });
-    await claimAnswered();
+    const { invoker, seen, slot } = await sentEarlyCall();
     invoker.calls[0]!.forward(text("never"));
     slot.close();
     expect(invoker.calls[0]!.signal.aborted).toBe(true);

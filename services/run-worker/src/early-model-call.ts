@@ -39,6 +39,7 @@ import {
   type RunId,
 } from "@byok/contracts";
 import type { Logger } from "@byok/platform";
+import { assertNever } from "./assert-never.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
 import type { InvocationOutcome, ModelInvoker } from "./model-invocation.ts";
 import { buildModelRequest, type RunModelContext } from "./model-request.ts";
@@ -150,7 +151,11 @@ export class EarlyCallSlot {
   }
 }
 
-type Held = { readonly kind: "holding"; readonly events: ForwardedEvent[] } | { readonly kind: "forwarding"; readonly forward: (event: ForwardedEvent) => void };
+/** Holding what the call streams, forwarding it to the run that adopted the call, or discarded. */
+type EarlyState =
+  | { readonly kind: "holding"; readonly events: ForwardedEvent[] }
+  | { readonly kind: "forwarding"; readonly forward: (event: ForwardedEvent) => void }
+  | { readonly kind: "discarded" };
 
 export class EarlyModelCall {
   /** The provider call index the call was sent as (the run's first). */
@@ -160,8 +165,7 @@ export class EarlyModelCall {
   readonly #log: Logger;
   readonly #cancel = new AbortController();
   readonly #outcome: Promise<InvocationOutcome>;
-  #held: Held = { kind: "holding", events: [] };
-  #settled = false;
+  #state: EarlyState = { kind: "holding", events: [] };
 
   constructor(inputs: EarlyCallInputs, request: ModelRequest, index: ProviderCallIndex, runSignal: AbortSignal) {
     this.index = index;
@@ -179,28 +183,36 @@ export class EarlyModelCall {
 
   /** Takes the call over: the held events go to `forward` in order, then the rest as they come; resolves with the call's outcome. */
   adopt(forward: (event: ForwardedEvent) => void): Promise<InvocationOutcome> {
-    if (this.#settled || this.#held.kind !== "holding") throw new Error("early model call adopted twice or after it was discarded");
-    this.#settled = true;
-    const held = this.#held.events;
-    this.#held = { kind: "forwarding", forward };
-    for (const event of held) forward(event);
+    const state = this.#state;
+    if (state.kind !== "holding") throw new Error("early model call adopted twice or after it was discarded");
+    this.#state = { kind: "forwarding", forward };
+    for (const event of state.events) forward(event);
     this.#observer.earlyModelCall("adopted");
     return this.#outcome;
   }
 
   /** Cancels the call unseen (nothing it streamed reaches anyone); a no-op once adopted or discarded. */
   discard(reason: EarlyCallDiscard): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#held = { kind: "holding", events: [] };
+    if (this.#state.kind !== "holding") return;
+    this.#state = { kind: "discarded" };
     this.#cancel.abort();
     this.#observer.earlyModelCall(reason);
     this.#log.info({ reason }, "early model call discarded");
   }
 
   #onEvent(event: ForwardedEvent): void {
-    const held = this.#held;
-    if (held.kind === "forwarding") held.forward(event);
-    else if (!this.#settled) held.events.push(event);
+    const state = this.#state;
+    switch (state.kind) {
+      case "holding":
+        state.events.push(event);
+        return;
+      case "forwarding":
+        state.forward(event);
+        return;
+      case "discarded":
+        return;
+      default:
+        assertNever(state);
+    }
   }
 }
