@@ -53,11 +53,6 @@ export class CallCancels {
     };
   }
 
-  /** Calls registered now (for tests and the no-growth checks). */
-  get size(): number {
-    return this.#calls.size;
-  }
-
   close(): void {
     this.#subscription.unsubscribe();
   }

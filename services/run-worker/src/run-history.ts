@@ -48,7 +48,7 @@ export class RunHistory {
     const parent = this.head;
     const measured = this.anchor;
     this.head = revisionId;
-    if (known === undefined || known.revisionId !== parent || messageIds.length !== messages.length || this.messages !== known.history.messages) return;
+    if (known === undefined || known.revisionId !== parent || messageIds.length !== messages.length) return;
     const history = known.history;
     // The measurement of the call that made these messages is of the parent's history (what the store records with the append).
     const anchor =
