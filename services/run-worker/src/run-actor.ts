@@ -8,16 +8,14 @@
  * at shutdown is nak'ed for another worker; a run whose end the store could
  * not record is nak'ed with a delay, and a later delivery finishes it.
  */
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import {
-  ClientCommandSchema,
   FailureKind,
   isRunId,
   PreparedRunSchema,
   RunStatus,
-  runCommandIds,
   type BusNames,
   type PreparedRun,
   type RunId,
@@ -36,7 +34,7 @@ import { RunEngine, RunInterrupted, RunSuperseded } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { runModelContext } from "./model-request.ts";
-import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
+import { openRunCommandFeed, sendCancel, type RunCommandFeed } from "./run-commands.ts";
 import { finishOnce, retryFinish } from "./run-finish.ts";
 import type { RecentHistories } from "./recent-histories.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, withClientsReason, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
@@ -319,10 +317,7 @@ export class RunActor {
       this.#log.warn({ superseded_run_id: oldRunId }, "the superseded run's id is not a run id; no cancel sent");
       return;
     }
-    const commandId = runCommandIds.cancel(oldRunId);
-    const command = create(ClientCommandSchema, { commandId, command: { case: "cancel", value: { reason: `superseded by run ${newRunId}` } } });
-    this.#deps.js
-      .publish(this.#deps.names.runCommands(oldRunId), toBinary(ClientCommandSchema, command), { msgID: commandId })
+    sendCancel(this.#deps.js, this.#deps.names, oldRunId, `superseded by run ${newRunId}`)
       .then(() => this.#log.info({ superseded_run_id: oldRunId }, "cancelled the superseded run"))
       .catch((err: unknown) => this.#log.warn({ err, superseded_run_id: oldRunId }, "could not send cancel to the superseded run"));
   }

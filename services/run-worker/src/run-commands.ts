@@ -34,10 +34,10 @@
  * queue up in arrival order for the engine. Runtime events are not applied yet
  * (no commit cause tells the client about them): they are logged and skipped.
  */
-import { fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { ClientCommandSchema, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
+import { ClientCommandSchema, runCommandIds, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
 import { onReconnect, type Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
 import { assertNever } from "./assert-never.ts";
@@ -45,6 +45,16 @@ import { assertNever } from "./assert-never.ts";
 export type StopCommand =
   | { readonly kind: "cancel"; readonly reason: string }
   | { readonly kind: "client_closed"; readonly error: string; readonly failureKind: FailureKind };
+
+/**
+ * Publishes a cancel to another run's commands (a run this one superseded: the store already marked
+ * it cancelled, its owner learns it now). Under the run's one cancel id, so a repeat is stored once.
+ */
+export function sendCancel(js: JetStreamClient, names: BusNames, runId: RunId, reason: string): Promise<unknown> {
+  const commandId = runCommandIds.cancel(runId);
+  const command = create(ClientCommandSchema, { commandId, command: { case: "cancel", value: { reason } } });
+  return js.publish(names.runCommands(runId), toBinary(ClientCommandSchema, command), { msgID: commandId });
+}
 
 export interface RunCommandFeed {
   /** The next tool result in arrival order; ABORTED when `signal` aborts first. */
