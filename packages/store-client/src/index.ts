@@ -7,17 +7,14 @@
 export { lookupMemberKey } from "./member-keys.ts";
 export type { MemberKeyLookup } from "./member-keys.ts";
 export { StoreClient } from "./store-client.ts";
+export type { AppendedMessages, CompactedHistory, KnownHistory, RevisionHistory } from "./revision-history.ts";
 export type {
-  AppendedMessages,
   BegunRun,
   CacheUsageFilter,
-  CompactedHistory,
   CreateMemberOptions,
   CreatedMember,
   CreatedMemberKey,
   CreatedToolRound,
-  RevisionHistory,
-  KnownHistory,
   RotatedMemberKey,
   RunSlot,
   SettledCall,

@@ -25,8 +25,6 @@ import {
   StoreErrorKind,
   type BusNames,
   type CacheUsageResponse,
-  type CompactionRecord,
-  type ContextAnchor,
   type ConversationId,
   type BudgetRecord,
   type LeaseGrant,
@@ -52,6 +50,7 @@ import {
   type ToolRoundRecord,
 } from "@byok/contracts";
 import { BusError, busRequest, type NatsConnection } from "@byok/platform";
+import { historyOf, type AppendedMessages, type CompactedHistory, type KnownHistory, type RevisionHistory } from "./revision-history.ts";
 import { failureKindOfBusError, failureKindOfStoreError, StoreFailure } from "./store-failure.ts";
 
 export interface StoreClientOptions {
@@ -102,50 +101,6 @@ export interface UsageFilter {
   readonly memberId: string;
   readonly since: string;
   readonly until: string;
-}
-
-/** revision.messages with what the run worker needs besides the messages. */
-export interface RevisionHistory {
-  readonly messages: Message[];
-  /** Stored message ids, parallel to `messages`. */
-  readonly messageIds: string[];
-  /** Set when the history starts at a compacted revision. */
-  readonly compaction: CompactionRecord | undefined;
-  /** The newest provider measurement of a prefix of this history. */
-  readonly anchor: ContextAnchor | undefined;
-}
-
-/** A revision whose whole history the caller holds (revision.messages then sends only what follows it). */
-/** run.append's result. */
-export interface AppendedMessages {
-  readonly revisionId: string;
-  /** Empty when the append was a repeat or the store rewrote a message: the stored messages are then read, not assumed. */
-  readonly messageIds: readonly string[];
-}
-
-export interface KnownHistory {
-  readonly revisionId: string;
-  readonly history: RevisionHistory;
-}
-
-/** A revision.messages answer as the whole history (the known part in front when the answer continues it). */
-function historyOf(response: StoreResponse<"getRevisionMessages">, known: KnownHistory | undefined): RevisionHistory {
-  if (known !== undefined && response.continuesRevisionId !== "" && response.continuesRevisionId === known.revisionId) {
-    const before = known.history;
-    return {
-      messages: [...before.messages, ...response.messages],
-      messageIds: [...before.messageIds, ...response.messageIds],
-      compaction: before.compaction,
-      anchor: response.anchor ?? before.anchor,
-    };
-  }
-  return { messages: response.messages, messageIds: response.messageIds, compaction: response.compaction, anchor: response.anchor };
-}
-
-/** revision.compact's result: the new revision and its whole history. */
-export interface CompactedHistory {
-  readonly revisionId: string;
-  readonly messages: Message[];
 }
 
 /** usage.cache filter (as UsageFilter, plus how many conversations to list; 0 = the store's default). */
