@@ -163,6 +163,12 @@ function profileFlags(): string[] {
   return dir === undefined || dir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", dir];
 }
 
+/** BENCH_GATEWAY_NODE_FLAGS: extra node flags for the gateway process only (e.g. "--trace-gc"). */
+function gatewayFlags(): string[] {
+  const flags = process.env["BENCH_GATEWAY_NODE_FLAGS"] ?? "";
+  return flags.split(" ").filter((flag) => flag !== "");
+}
+
 /** A member created through the store once it answers (it migrates its database first). */
 async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise<string> {
   for (let i = 0; i < 300; i++) {
@@ -218,7 +224,7 @@ async function main(): Promise<void> {
     }),
   );
   const port = await freePort();
-  const child = spawn(process.execPath, [...profileFlags(), "services/provider-gateway/src/main.ts"], {
+  const child = spawn(process.execPath, [...profileFlags(), ...gatewayFlags(), "services/provider-gateway/src/main.ts"], {
     env: { ...process.env, NATS_URL: bus.natsUrl, BUS_PREFIX: bus.prefix, GATEWAY_CONFIG: configPath, BENCH_PROVIDER_KEY: "sk-bench", INBOUND_PORT: String(port), LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"],
   });
