@@ -24,6 +24,12 @@ export interface StreamWatch {
    * for the few markers see() looks for.
    */
   mayMatter(text: string): boolean;
+  /**
+   * mayMatter for raw bytes, before they are decoded: false only where
+   * mayMatter would be false for their text (the markers are ASCII). Lets the
+   * relay pass most chunks on without making a string of them.
+   */
+  mayMatterBytes(chunk: Buffer): boolean;
   readonly usage: CallUsage | undefined;
   /** The endpoint's terminal signal (success or error) has passed. */
   readonly ended: boolean;
@@ -34,17 +40,30 @@ const CHAT_USAGE = /"usage"\s*:\s*\{/;
 export function streamWatch(kind: ProviderKind, options: { readonly dropUsageChunk: boolean }): StreamWatch {
   switch (kind) {
     case "openai-chat":
-      return chatWatch(options.dropUsageChunk);
+      return new ChatWatch(options.dropUsageChunk);
     case "openai-responses":
-      return responsesWatch();
+      return new ResponsesWatch();
     case "anthropic":
-      return anthropicWatch();
+      return new AnthropicWatch();
     default: {
       const never: never = kind;
       throw new Error(`unknown kind ${String(never)}`);
     }
   }
 }
+
+/** Whether any of `markers` occurs in `chunk` (an ASCII search on the bytes). */
+function hasAnyMarker(chunk: Buffer, markers: readonly Buffer[]): boolean {
+  for (const marker of markers) if (chunk.includes(marker)) return true;
+  return false;
+}
+
+const asBytes = (markers: readonly string[]): readonly Buffer[] => markers.map((marker) => Buffer.from(marker, "latin1"));
+
+/** A superset of CHAT_MARKERS: `"usage"` stands for the usage object pattern. */
+const CHAT_MARKER_BYTES = asBytes(["[DONE]", '"error"', "event:", '"usage"']);
+const RESPONSES_MARKER_BYTES = asBytes(["response.completed", "response.incomplete", "response.failed", "error"]);
+const ANTHROPIC_MARKER_BYTES = asBytes(["message_start", "message_delta", "message_stop", "error"]);
 
 /** Usage, an error, [DONE] or an event line: one pass (measured faster than four includes). */
 const CHAT_MARKERS = /\[DONE\]|"error"|event:|"usage"\s*:\s*\{/;
@@ -54,38 +73,51 @@ function chatMayMatter(text: string): boolean {
   return CHAT_MARKERS.test(text);
 }
 
-function chatWatch(dropUsageChunk: boolean): StreamWatch {
-  let usage: CallUsage | undefined;
-  let ended = false;
-  return {
-    mayMatter: chatMayMatter,
-    see(event) {
-      if (!chatMayMatter(event.raw)) return true;
-      const data = event.data.trim();
-      if (data === "[DONE]") {
-        ended = true;
-        return true;
-      }
-      if (event.event === "error") ended = true;
-      if (!CHAT_USAGE.test(data) && !data.includes('"error"')) return true;
-      const chunk = parseObject(data);
-      if (chunk === undefined) return true;
-      if (chunk["error"] !== undefined && chunk["error"] !== null) ended = true;
-      const record = chunk["usage"];
-      if (isRecord(record) && Object.keys(record).length > 0) {
-        usage = callUsageOf(chatUsage(record) as Parameters<typeof callUsageOf>[0]);
-        const choices = chunk["choices"];
-        if (dropUsageChunk && Array.isArray(choices) && choices.length === 0) return false;
-      }
+class ChatWatch implements StreamWatch {
+  readonly #dropUsageChunk: boolean;
+  #usage: CallUsage | undefined;
+  #ended = false;
+
+  constructor(dropUsageChunk: boolean) {
+    this.#dropUsageChunk = dropUsageChunk;
+  }
+
+  mayMatter(text: string): boolean {
+    return chatMayMatter(text);
+  }
+
+  mayMatterBytes(chunk: Buffer): boolean {
+    return hasAnyMarker(chunk, CHAT_MARKER_BYTES);
+  }
+
+  see(event: RawSseEvent): boolean {
+    if (!chatMayMatter(event.raw)) return true;
+    const data = event.data.trim();
+    if (data === "[DONE]") {
+      this.#ended = true;
       return true;
-    },
-    get usage() {
-      return usage;
-    },
-    get ended() {
-      return ended;
-    },
-  };
+    }
+    if (event.event === "error") this.#ended = true;
+    if (!CHAT_USAGE.test(data) && !data.includes('"error"')) return true;
+    const chunk = parseObject(data);
+    if (chunk === undefined) return true;
+    if (chunk["error"] !== undefined && chunk["error"] !== null) this.#ended = true;
+    const record = chunk["usage"];
+    if (isRecord(record) && Object.keys(record).length > 0) {
+      this.#usage = callUsageOf(chatUsage(record) as Parameters<typeof callUsageOf>[0]);
+      const choices = chunk["choices"];
+      if (this.#dropUsageChunk && Array.isArray(choices) && choices.length === 0) return false;
+    }
+    return true;
+  }
+
+  get usage(): CallUsage | undefined {
+    return this.#usage;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
 }
 
 const RESPONSES_TERMINALS = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
@@ -95,28 +127,36 @@ function responsesMayMatter(text: string): boolean {
   return text.includes("response.completed") || text.includes("response.incomplete") || text.includes("response.failed") || text.includes("error");
 }
 
-function responsesWatch(): StreamWatch {
-  let usage: CallUsage | undefined;
-  let ended = false;
-  return {
-    mayMatter: responsesMayMatter,
-    see(event) {
-      if (!responsesMayMatter(event.raw)) return true;
-      const type = event.event ?? /"type"\s*:\s*"([a-z_.]+)"/.exec(event.data)?.[1];
-      if (type === undefined || !RESPONSES_TERMINALS.has(type)) return true;
-      ended = true;
-      const response = parseObject(event.data)?.["response"];
-      const record = isRecord(response) ? response["usage"] : undefined;
-      if (isRecord(record)) usage = callUsageOf(responsesUsage(record) as Parameters<typeof callUsageOf>[0]);
-      return true;
-    },
-    get usage() {
-      return usage;
-    },
-    get ended() {
-      return ended;
-    },
-  };
+class ResponsesWatch implements StreamWatch {
+  #usage: CallUsage | undefined;
+  #ended = false;
+
+  mayMatter(text: string): boolean {
+    return responsesMayMatter(text);
+  }
+
+  mayMatterBytes(chunk: Buffer): boolean {
+    return hasAnyMarker(chunk, RESPONSES_MARKER_BYTES);
+  }
+
+  see(event: RawSseEvent): boolean {
+    if (!responsesMayMatter(event.raw)) return true;
+    const type = event.event ?? /"type"\s*:\s*"([a-z_.]+)"/.exec(event.data)?.[1];
+    if (type === undefined || !RESPONSES_TERMINALS.has(type)) return true;
+    this.#ended = true;
+    const response = parseObject(event.data)?.["response"];
+    const record = isRecord(response) ? response["usage"] : undefined;
+    if (isRecord(record)) this.#usage = callUsageOf(responsesUsage(record) as Parameters<typeof callUsageOf>[0]);
+    return true;
+  }
+
+  get usage(): CallUsage | undefined {
+    return this.#usage;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
 }
 
 /** Usage comes with message_start and message_delta; message_stop or an error ends the stream. */
@@ -124,32 +164,40 @@ function anthropicMayMatter(text: string): boolean {
   return text.includes("message_start") || text.includes("message_delta") || text.includes("message_stop") || text.includes("error");
 }
 
-function anthropicWatch(): StreamWatch {
-  let merged: Record<string, unknown> | undefined;
-  let ended = false;
-  return {
-    mayMatter: anthropicMayMatter,
-    see(event) {
-      if (!anthropicMayMatter(event.raw)) return true;
-      const type = event.event ?? /"type"\s*:\s*"([a-z_]+)"/.exec(event.data)?.[1];
-      if (type === "message_stop" || type === "error") ended = true;
-      if (type !== "message_start" && type !== "message_delta") return true;
-      const payload = parseObject(event.data);
-      const message = payload?.["message"];
-      const record = type === "message_start" ? (isRecord(message) ? message["usage"] : undefined) : payload?.["usage"];
-      if (isRecord(record)) {
-        merged ??= {};
-        for (const [key, value] of Object.entries(record)) if (value !== null && value !== undefined) merged[key] = value;
-      }
-      return true;
-    },
-    get usage() {
-      return merged === undefined ? undefined : callUsageOf(anthropicUsage(merged) as Parameters<typeof callUsageOf>[0]);
-    },
-    get ended() {
-      return ended;
-    },
-  };
+class AnthropicWatch implements StreamWatch {
+  #merged: Record<string, unknown> | undefined;
+  #ended = false;
+
+  mayMatter(text: string): boolean {
+    return anthropicMayMatter(text);
+  }
+
+  mayMatterBytes(chunk: Buffer): boolean {
+    return hasAnyMarker(chunk, ANTHROPIC_MARKER_BYTES);
+  }
+
+  see(event: RawSseEvent): boolean {
+    if (!anthropicMayMatter(event.raw)) return true;
+    const type = event.event ?? /"type"\s*:\s*"([a-z_]+)"/.exec(event.data)?.[1];
+    if (type === "message_stop" || type === "error") this.#ended = true;
+    if (type !== "message_start" && type !== "message_delta") return true;
+    const payload = parseObject(event.data);
+    const message = payload?.["message"];
+    const record = type === "message_start" ? (isRecord(message) ? message["usage"] : undefined) : payload?.["usage"];
+    if (isRecord(record)) {
+      const merged = (this.#merged ??= {});
+      for (const [key, value] of Object.entries(record)) if (value !== null && value !== undefined) merged[key] = value;
+    }
+    return true;
+  }
+
+  get usage(): CallUsage | undefined {
+    return this.#merged === undefined ? undefined : callUsageOf(anthropicUsage(this.#merged) as Parameters<typeof callUsageOf>[0]);
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
 }
 
 /** Usage of a non-streamed answer body. */
