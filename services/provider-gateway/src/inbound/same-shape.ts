@@ -32,6 +32,8 @@ import { SseSplitter } from "./sse-splitter.ts";
 import { bodyUsage, streamWatch } from "./stream-watch.ts";
 import { sendUpstream, upstreamSendFailure, type UpstreamResponse } from "./upstream-http.ts";
 
+const LF = 10;
+
 interface SameShapeRequest extends PassThroughRequest {
   /** Leave the usage-only chunk out (chat: the gateway asked for usage, the client did not). */
   readonly dropUsageChunk: boolean;
@@ -195,10 +197,19 @@ function relayStream(call: InboundCall, upstream: UpstreamResponse, contentType:
       resolve({ outcome: problem === undefined ? "ok" : ModelFailureKind[ModelFailureKind.TRUNCATED], usage: watch.usage, firstByteMs });
     };
     call.signal.addEventListener("abort", () => finish(undefined, true), { once: true });
+    // The decoder holds no part of a character (true after a chunk that ended with an ASCII byte).
+    let decoderClean = true;
     upstream.read({
       data: (chunk) => {
         call.observer?.bodyChunk();
-        forward(decoder.write(chunk), chunk);
+        if (decoderClean && splitter.completesBytes(chunk) && !watch.mayMatterBytes(chunk)) {
+          // Whole events the watch has nothing to read in (most chunks): passed on as they came, never
+          // decoded into a string (that string was the largest allocation of a relayed request).
+          send(chunk);
+        } else {
+          forward(decoder.write(chunk), chunk);
+          decoderClean = chunk[chunk.length - 1] === LF;
+        }
         call.observer?.contentSent();
       },
       end: () => finish(undefined),

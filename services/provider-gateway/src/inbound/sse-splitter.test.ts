@@ -34,3 +34,13 @@ describe("SseSplitter.completes", () => {
     expect(holding.completes("\n\n")).toBe(false);
   });
 });
+
+describe("SseSplitter.completesBytes", () => {
+  it("says of raw bytes what completes says of their text", () => {
+    const cases = ["data: a\n\n", "data: a\n\ndata: b\n\n", "data: a\n\n\n\n", "data: a\n\n\n", "data: a\n", "data: a", "data: a\r\n\r\n", "data: a\r\r", "\n\n", "\n", 'data: {"content":"é"}\n\n'];
+    for (const text of cases) expect(new SseSplitter().completesBytes(Buffer.from(text)), JSON.stringify(text)).toBe(new SseSplitter().completes(text));
+    const holding = new SseSplitter();
+    holding.push("data: a");
+    expect(holding.completesBytes(Buffer.from("\n\n"))).toBe(false);
+  });
+});

@@ -14,6 +14,7 @@ export interface RawSseEvent {
 
 const BLANK_LINE = /\r\n\r\n|\n\n|\r\r/g;
 const LF = 10;
+const CR = 13;
 
 export class SseSplitter {
   #buffer = "";
@@ -44,6 +45,15 @@ export class SseSplitter {
     // push pairs the newlines of a run from its start: a run of odd length leaves one behind.
     let run = 2;
     while (run < text.length && text.charCodeAt(text.length - 1 - run) === LF) run++;
+    return run % 2 === 0;
+  }
+
+  /** completes() for raw bytes, before they are decoded (the same rule: `\n` line ends only). */
+  completesBytes(chunk: Buffer): boolean {
+    const last = chunk.length - 1;
+    if (this.#buffer !== "" || chunk.length < 2 || chunk[last] !== LF || chunk[last - 1] !== LF || chunk.includes(CR)) return false;
+    let run = 2;
+    while (run < chunk.length && chunk[last - run] === LF) run++;
     return run % 2 === 0;
   }
 
