@@ -19,7 +19,7 @@
  * (client-errors.ts).
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@byok/platform";
 import type { AdmissionDecision, CallAccounting, CallUsage } from "../accounting/call-accounting.ts";
@@ -27,15 +27,14 @@ import type { CallPath } from "../accounting/call-metrics.ts";
 import { estimateJsonTokens } from "../accounting/estimate-tokens.ts";
 import type { BoundAdapter } from "../adapters/adapter.ts";
 import type { InboundConfig } from "../config.ts";
-import type { ModelCallObserver, ProviderGatewayMetrics } from "../metrics.ts";
+import type { ProviderGatewayMetrics } from "../metrics.ts";
 import { GATEWAY_SHUTDOWN } from "../model-call.ts";
 import { DEFAULT_BACKOFF, type RetryPolicy } from "../retry.ts";
-import type { Route } from "../routes.ts";
 import { InboundError } from "./client-errors.ts";
 import { clientKindOf, type ClientFormat } from "./client-format.ts";
 import { countTokens } from "./count-tokens.ts";
 import { sendError, sendJson } from "./http-answers.ts";
-import type { CallResult, InboundCall } from "./inbound-call.ts";
+import { InboundCall, type CallResult } from "./inbound-call.ts";
 import type { MemberKeys } from "./member-keys.ts";
 import { modelList } from "./model-list.ts";
 import type { ReplayStore } from "./replay-store.ts";
@@ -154,13 +153,13 @@ async function handle(options: InboundServerOptions, byName: ReadonlyMap<string,
     if (endpoint.kind === "count-tokens") {
       format = "anthropic";
       checkShape("anthropic", body);
-      const call = new RequestCall({ format, adapter, body, stream: false, model, memberId, requestId, req, query, res, signal: controller.signal, log, policy, started });
+      const call = new InboundCall({ format, adapter, body, stream: false, requestedModel: model, memberId, requestId, headers: req.headers, query, res, signal: controller.signal, log, policy, started });
       await countTokens(call);
       return;
     }
     checkShape(format, body);
     const stream = body["stream"] === true;
-    const call = new RequestCall({ format, adapter, body, stream, model, memberId, requestId, req, query, res, signal: controller.signal, log, policy, started });
+    const call = new InboundCall({ format, adapter, body, stream, requestedModel: model, memberId, requestId, headers: req.headers, query, res, signal: controller.signal, log, policy, started });
     await modelCall(options, call, receivedAt);
   } catch (error) {
     if (!(error instanceof InboundError)) throw error;
@@ -169,7 +168,7 @@ async function handle(options: InboundServerOptions, byName: ReadonlyMap<string,
   }
 }
 
-async function modelCall(options: InboundServerOptions, call: AdmittableCall, receivedAt: number): Promise<void> {
+async function modelCall(options: InboundServerOptions, call: InboundCall, receivedAt: number): Promise<void> {
   const { route } = call;
   const clientKind = clientKindOf(call.format);
   const path: CallPath = route.kind === call.format ? "same-shape" : "translated";
@@ -222,80 +221,6 @@ async function modelCall(options: InboundServerOptions, call: AdmittableCall, re
     }
   }
 }
-
-interface InboundCallInit {
-  readonly format: ClientFormat;
-  readonly adapter: BoundAdapter;
-  readonly body: Record<string, unknown>;
-  readonly stream: boolean;
-  readonly model: string;
-  readonly memberId: string;
-  readonly requestId: string;
-  readonly req: IncomingMessage;
-  readonly query: URLSearchParams;
-  readonly res: ServerResponse;
-  readonly signal: AbortSignal;
-  readonly log: () => Logger;
-  readonly policy: RetryPolicy;
-  readonly started: number;
-}
-
-/**
- * One request's call. A class, not an object literal with a `get log()`
- * closure: V8 gives every such literal its own hidden class, made in the old
- * generation, and that class holds the getter and through it the whole
- * request, so the request outlived every minor GC until a full one. Measured
- * on the path up to the relay (bench/inbound-overhead.ts with the upstream
- * hop left out, --trace-gc-nvp): 11.7 % of the allocation survived each
- * scavenge with the literal, 0.3 % with this class; scavenges took 9 ms
- * instead of 1.6 ms.
- */
-class RequestCall implements AdmittableCall {
-  readonly format: ClientFormat;
-  readonly route: Route;
-  readonly adapter: BoundAdapter;
-  readonly body: Record<string, unknown>;
-  readonly stream: boolean;
-  readonly requestedModel: string;
-  readonly memberId: string;
-  readonly requestId: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly query: URLSearchParams;
-  readonly res: ServerResponse;
-  readonly signal: AbortSignal;
-  readonly policy: RetryPolicy;
-  readonly started: number;
-  observer: ModelCallObserver | undefined = undefined;
-  readonly #parentLog: () => Logger;
-  #log: Logger | undefined;
-
-  constructor(init: InboundCallInit) {
-    this.format = init.format;
-    this.route = init.adapter.route;
-    this.adapter = init.adapter;
-    this.body = init.body;
-    this.stream = init.stream;
-    this.requestedModel = init.model;
-    this.memberId = init.memberId;
-    this.requestId = init.requestId;
-    this.headers = init.req.headers;
-    this.query = init.query;
-    this.res = init.res;
-    this.signal = init.signal;
-    this.policy = init.policy;
-    this.started = init.started;
-    this.#parentLog = init.log;
-  }
-
-  /** A child logger with the member and model, made on first use (most requests log nothing). */
-  get log(): Logger {
-    this.#log ??= this.#parentLog().child({ member_id: this.memberId, model_id: this.route.id });
-    return this.#log;
-  }
-}
-
-/** An InboundCall whose observer is set once the call is admitted. */
-type AdmittableCall = InboundCall & { observer: ModelCallObserver | undefined };
 
 /** A child of `parent()` with `bindings`, made on first use. */
 function lazyChild(parent: () => Logger, bindings: Record<string, string>): () => Logger {
