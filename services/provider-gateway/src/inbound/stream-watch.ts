@@ -52,18 +52,45 @@ export function streamWatch(kind: ProviderKind, options: { readonly dropUsageChu
   }
 }
 
-/** Whether any of `markers` occurs in `chunk` (an ASCII search on the bytes). */
-function hasAnyMarker(chunk: Buffer, markers: readonly Buffer[]): boolean {
-  for (const marker of markers) if (chunk.includes(marker)) return true;
-  return false;
-}
-
 const asBytes = (markers: readonly string[]): readonly Buffer[] => markers.map((marker) => Buffer.from(marker, "latin1"));
 
 /** A superset of CHAT_MARKERS: `"usage"` stands for the usage object pattern. */
 const CHAT_MARKER_BYTES = asBytes(["[DONE]", '"error"', "event:", '"usage"']);
 const RESPONSES_MARKER_BYTES = asBytes(["response.completed", "response.incomplete", "response.failed", "error"]);
 const ANTHROPIC_MARKER_BYTES = asBytes(["message_start", "message_delta", "message_stop", "error"]);
+
+/**
+ * What the three watches share: the markers that make an event worth
+ * reading, as a text test and as the same markers in bytes, and whether the
+ * endpoint's terminal signal passed (set by each watch's see()).
+ */
+abstract class MarkerWatch implements StreamWatch {
+  readonly #textTest: (text: string) => boolean;
+  readonly #byteMarkers: readonly Buffer[];
+  protected endSeen = false;
+
+  constructor(textTest: (text: string) => boolean, byteMarkers: readonly Buffer[]) {
+    this.#textTest = textTest;
+    this.#byteMarkers = byteMarkers;
+  }
+
+  abstract see(event: RawSseEvent): boolean;
+  abstract get usage(): CallUsage | undefined;
+
+  mayMatter(text: string): boolean {
+    return this.#textTest(text);
+  }
+
+  /** An ASCII search for each marker in the bytes. */
+  mayMatterBytes(chunk: Buffer): boolean {
+    for (const marker of this.#byteMarkers) if (chunk.includes(marker)) return true;
+    return false;
+  }
+
+  get ended(): boolean {
+    return this.endSeen;
+  }
+}
 
 /** Usage, an error, [DONE] or an event line: one pass (measured faster than four includes). */
 const CHAT_MARKERS = /\[DONE\]|"error"|event:|"usage"\s*:\s*\{/;
@@ -73,35 +100,27 @@ function chatMayMatter(text: string): boolean {
   return CHAT_MARKERS.test(text);
 }
 
-class ChatWatch implements StreamWatch {
+class ChatWatch extends MarkerWatch {
   readonly #dropUsageChunk: boolean;
   #usage: CallUsage | undefined;
-  #ended = false;
 
   constructor(dropUsageChunk: boolean) {
+    super(chatMayMatter, CHAT_MARKER_BYTES);
     this.#dropUsageChunk = dropUsageChunk;
   }
 
-  mayMatter(text: string): boolean {
-    return chatMayMatter(text);
-  }
-
-  mayMatterBytes(chunk: Buffer): boolean {
-    return hasAnyMarker(chunk, CHAT_MARKER_BYTES);
-  }
-
   see(event: RawSseEvent): boolean {
-    if (!chatMayMatter(event.raw)) return true;
+    if (!this.mayMatter(event.raw)) return true;
     const data = event.data.trim();
     if (data === "[DONE]") {
-      this.#ended = true;
+      this.endSeen = true;
       return true;
     }
-    if (event.event === "error") this.#ended = true;
+    if (event.event === "error") this.endSeen = true;
     if (!CHAT_USAGE.test(data) && !data.includes('"error"')) return true;
     const chunk = parseObject(data);
     if (chunk === undefined) return true;
-    if (chunk["error"] !== undefined && chunk["error"] !== null) this.#ended = true;
+    if (chunk["error"] !== undefined && chunk["error"] !== null) this.endSeen = true;
     const record = chunk["usage"];
     if (isRecord(record) && Object.keys(record).length > 0) {
       this.#usage = callUsageOf(chatUsage(record) as Parameters<typeof callUsageOf>[0]);
@@ -114,10 +133,6 @@ class ChatWatch implements StreamWatch {
   get usage(): CallUsage | undefined {
     return this.#usage;
   }
-
-  get ended(): boolean {
-    return this.#ended;
-  }
 }
 
 const RESPONSES_TERMINALS = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
@@ -127,23 +142,18 @@ function responsesMayMatter(text: string): boolean {
   return text.includes("response.completed") || text.includes("response.incomplete") || text.includes("response.failed") || text.includes("error");
 }
 
-class ResponsesWatch implements StreamWatch {
+class ResponsesWatch extends MarkerWatch {
   #usage: CallUsage | undefined;
-  #ended = false;
 
-  mayMatter(text: string): boolean {
-    return responsesMayMatter(text);
-  }
-
-  mayMatterBytes(chunk: Buffer): boolean {
-    return hasAnyMarker(chunk, RESPONSES_MARKER_BYTES);
+  constructor() {
+    super(responsesMayMatter, RESPONSES_MARKER_BYTES);
   }
 
   see(event: RawSseEvent): boolean {
-    if (!responsesMayMatter(event.raw)) return true;
+    if (!this.mayMatter(event.raw)) return true;
     const type = event.event ?? /"type"\s*:\s*"([a-z_.]+)"/.exec(event.data)?.[1];
     if (type === undefined || !RESPONSES_TERMINALS.has(type)) return true;
-    this.#ended = true;
+    this.endSeen = true;
     const response = parseObject(event.data)?.["response"];
     const record = isRecord(response) ? response["usage"] : undefined;
     if (isRecord(record)) this.#usage = callUsageOf(responsesUsage(record) as Parameters<typeof callUsageOf>[0]);
@@ -153,10 +163,6 @@ class ResponsesWatch implements StreamWatch {
   get usage(): CallUsage | undefined {
     return this.#usage;
   }
-
-  get ended(): boolean {
-    return this.#ended;
-  }
 }
 
 /** Usage comes with message_start and message_delta; message_stop or an error ends the stream. */
@@ -164,22 +170,17 @@ function anthropicMayMatter(text: string): boolean {
   return text.includes("message_start") || text.includes("message_delta") || text.includes("message_stop") || text.includes("error");
 }
 
-class AnthropicWatch implements StreamWatch {
+class AnthropicWatch extends MarkerWatch {
   #merged: Record<string, unknown> | undefined;
-  #ended = false;
 
-  mayMatter(text: string): boolean {
-    return anthropicMayMatter(text);
-  }
-
-  mayMatterBytes(chunk: Buffer): boolean {
-    return hasAnyMarker(chunk, ANTHROPIC_MARKER_BYTES);
+  constructor() {
+    super(anthropicMayMatter, ANTHROPIC_MARKER_BYTES);
   }
 
   see(event: RawSseEvent): boolean {
-    if (!anthropicMayMatter(event.raw)) return true;
+    if (!this.mayMatter(event.raw)) return true;
     const type = event.event ?? /"type"\s*:\s*"([a-z_]+)"/.exec(event.data)?.[1];
-    if (type === "message_stop" || type === "error") this.#ended = true;
+    if (type === "message_stop" || type === "error") this.endSeen = true;
     if (type !== "message_start" && type !== "message_delta") return true;
     const payload = parseObject(event.data);
     const message = payload?.["message"];
@@ -193,10 +194,6 @@ class AnthropicWatch implements StreamWatch {
 
   get usage(): CallUsage | undefined {
     return this.#merged === undefined ? undefined : callUsageOf(anthropicUsage(this.#merged) as Parameters<typeof callUsageOf>[0]);
-  }
-
-  get ended(): boolean {
-    return this.#ended;
   }
 }
 
