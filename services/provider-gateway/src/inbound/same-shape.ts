@@ -32,8 +32,6 @@ import { SseSplitter } from "./sse-splitter.ts";
 import { bodyUsage, streamWatch } from "./stream-watch.ts";
 import { sendUpstream, upstreamSendFailure, type UpstreamResponse } from "./upstream-http.ts";
 
-const LF = 10;
-
 interface SameShapeRequest extends PassThroughRequest {
   /** Leave the usage-only chunk out (chat: the gateway asked for usage, the client did not). */
   readonly dropUsageChunk: boolean;
@@ -208,7 +206,7 @@ function relayStream(call: InboundCall, upstream: UpstreamResponse, contentType:
           send(chunk);
         } else {
           forward(decoder.write(chunk), chunk);
-          decoderClean = chunk[chunk.length - 1] === LF;
+          decoderClean = (chunk.at(-1) ?? 0) < 0x80;
         }
         call.observer?.contentSent();
       },
