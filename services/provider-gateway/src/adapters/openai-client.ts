@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import type { Logger } from "@byok/platform";
 import type { Route } from "../routes.ts";
 import type { PassThroughRequest, PassThroughTarget } from "./adapter.ts";
+import { sdkFetch } from "./sdk-fetch.ts";
 import { sdkLogger } from "./sdk-logger.ts";
 import { isContextOverflow } from "../context-overflow.ts";
 import { describeErrorBody, messageWithCause, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
@@ -17,6 +18,7 @@ export function createOpenAiClient(route: Route, log: Logger): OpenAI {
     baseURL: route.baseUrl,
     defaultHeaders: { ...route.headers },
     maxRetries: 0,
+    fetch: sdkFetch,
     timeout: route.headersTimeoutMs,
     logger: sdkLogger(log, "openai"),
     logLevel: "warn",

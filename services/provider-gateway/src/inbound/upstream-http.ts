@@ -21,12 +21,11 @@
  * message and code, a connection error, a header timeout, or an abort.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import type { PassThroughTarget } from "../adapters/adapter.ts";
+import { upstreamPool } from "../upstream-pool.ts";
 import { describeErrorBody, messageWithCause, retryAfterMs, type SendFailure } from "../upstream-errors.ts";
 
-/** Keep-alive pools per origin; idle connections are kept 30 s (or what the server's Keep-Alive says, if less). */
-const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 30_000, connections: null, pipelining: 1 });
 
 export interface UpstreamBodyHandlers {
   data(chunk: Buffer): void;
@@ -98,7 +97,7 @@ function sendOnce(target: PassThroughTarget, body: string, signal: AbortSignal, 
     const { origin, path } = parsedUrl(target.url);
     const payload = Buffer.from(body);
     const handler = new RelayHandler(signal, resolve, reject);
-    dispatcher.dispatch(
+    upstreamPool.dispatch(
       {
         origin,
         path,
