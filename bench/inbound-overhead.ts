@@ -47,6 +47,7 @@ import { StoreClient, StoreFailure } from "@byok/store-client";
 import { connect } from "@nats-io/transport-node";
 import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
+import { startHelper } from "./support/helper-process.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
@@ -181,24 +182,6 @@ async function benchMemberKey(client: StoreClient, store: ChildProcess): Promise
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error("the store did not come up");
-}
-
-/** A bench/support script as its own process on a free port (it prints a line once it listens). */
-async function startHelper(script: string, arg: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [script, String(port), arg], { stdio: ["ignore", "pipe", "inherit"] });
-  await new Promise<void>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
-    child.stdout!.once("data", () => resolve());
-  });
-  return {
-    port,
-    pid: child.pid as number,
-    stop: async () => {
-      child.kill("SIGTERM");
-      if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
-    },
-  };
 }
 
 async function main(): Promise<void> {

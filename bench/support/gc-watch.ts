@@ -13,8 +13,8 @@
  * warm-up) are left out. Without GC_WATCH_DIR it does nothing.
  */
 import { writeFileSync } from "node:fs";
-import { constants, PerformanceObserver, type PerformanceEntry } from "node:perf_hooks";
-import { getHeapSpaceStatistics } from "node:v8";
+import { PerformanceObserver } from "node:perf_hooks";
+import { isMinorGc, oldGeneration } from "./heap-generations.ts";
 
 const dir = process.env["GC_WATCH_DIR"];
 if (dir !== undefined && dir !== "") watch(dir, Number(process.env["GC_WATCH_SKIP_MS"] ?? 20_000));
@@ -27,7 +27,7 @@ function watch(outDir: string, skipMs: number): void {
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const old = oldGeneration();
-      const minorGc = kindOf(entry) === constants.NODE_PERFORMANCE_GC_MINOR;
+      const minorGc = isMinorGc(entry);
       if (entry.startTime >= skipMs) {
         (minorGc ? minor : major).push(entry.duration);
         if (minorGc && lastOld !== undefined && old > lastOld) promoted += old - lastOld;
@@ -39,16 +39,6 @@ function watch(outDir: string, skipMs: number): void {
   process.on("exit", () => {
     writeFileSync(`${outDir}/${process.pid}.txt`, `${script}: minor ${summary(minor)}, promoted ${(promoted / 1_048_576).toFixed(1)} MB; major ${summary(major)}\n`);
   });
-}
-
-function kindOf(entry: PerformanceEntry): number | undefined {
-  return (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
-}
-
-function oldGeneration(): number {
-  let used = 0;
-  for (const space of getHeapSpaceStatistics()) if (space.space_name === "old_space" || space.space_name === "lo_space") used += space.space_used_size;
-  return used;
 }
 
 function summary(pauses: readonly number[]): string {
