@@ -2,12 +2,21 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EMBEDDED_POSTGRES_MAIN, embeddedPostgresCommand, findOnPath, LocalInfraError, natsServerCommand, type ServerCommand } from "./local-servers.ts";
+import { EMBEDDED_POSTGRES_MAIN, embeddedPostgresCommand, findOnPath, freePort, LocalInfraError, natsServerCommand, type ServerCommand } from "./local-servers.ts";
 import { startServerProcess } from "./server-process.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("freePort", () => {
+  it("hands out distinct ports below the kernel's ephemeral range, where no outgoing connection takes them meanwhile", async () => {
+    const ports = [];
+    for (let i = 0; i < 100; i++) ports.push(await freePort());
+    expect(new Set(ports).size).toBe(100);
+    for (const port of ports) expect(port).toBeLessThan(32_768);
+  });
 });
 
 describe("server commands", () => {

@@ -126,8 +126,35 @@ export function waitForPort(host: string, port: number, what: string, timeoutMs:
   });
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
+/**
+ * Ports handed out from below Linux's default ephemeral range (32768-60999). A
+ * port taken from that range with listen(0) and closed again can be taken by
+ * any outgoing connection (or another listen(0)) before its service binds it;
+ * below the range only another explicit bind competes for it.
+ */
+const PLANNED_PORTS = { first: 20_000, count: 12_000 } as const;
+const handedOut = new Set<number>();
+
+/** A TCP port on 127.0.0.1 that was free a moment ago, not handed out before by this process. */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = PLANNED_PORTS.first + Math.floor(Math.random() * PLANNED_PORTS.count);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  return anyFreePort();
+}
+
+function canListen(port: number): Promise<boolean> {
+  const server = net.createServer();
+  return new Promise((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+async function anyFreePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
