@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "@byok/test-support/infra";
 import { sdkFetch } from "./sdk-fetch.ts";
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -33,16 +34,6 @@ function openai(baseURL: string, timeout = 10_000): OpenAI {
 }
 
 const chatBody = { model: "m", messages: [{ role: "user" as const, content: "hi" }], stream: true as const };
-
-function until(check: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const poll = (): void => {
-      if (check()) resolve();
-      else setImmediate(poll);
-    };
-    poll();
-  });
-}
 
 describe("the SDK clients on the gateway's fetch", () => {
   it("hands over each chunk of a stream before the server sends the next", async () => {
@@ -90,7 +81,7 @@ describe("the SDK clients on the gateway's fetch", () => {
     });
     const controller = new AbortController();
     const call = openai(baseURL).chat.completions.create(chatBody, { signal: controller.signal }).asResponse();
-    await until(() => arrived);
+    await waitFor(() => arrived, "the request at the server");
     controller.abort();
     await expect(call).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
   });
@@ -108,7 +99,7 @@ describe("the SDK clients on the gateway's fetch", () => {
     await reader.read();
     controller.abort();
     await expect(reader.read()).rejects.toMatchObject({ name: "AbortError" });
-    await until(() => closed);
+    await waitFor(() => closed, "the server to see the request closed");
   });
 
   it("maps a head that does not come within the SDK's timeout to its timeout error", async () => {
