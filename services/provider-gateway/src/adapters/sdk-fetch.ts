@@ -33,42 +33,41 @@ import { upstreamPool } from "../upstream-pool.ts";
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/** Statuses whose Response must have a null body. */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+/** Final statuses whose Response must have a null body (undici never hands over a 1xx as the answer). */
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
-export function createSdkFetch(dispatcher: Dispatcher = upstreamPool): FetchLike {
-  return async (input, init) => {
-    const body = init?.body;
-    if (input instanceof Request || !(body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array)) {
-      return globalThis.fetch(input, init);
-    }
-    const signal = init?.signal ?? undefined;
+/** The fetch every SDK client of this process uses (on the shared upstream pool). */
+export const sdkFetch: FetchLike = async (input, init) => {
+  const body = init?.body;
+  if (input instanceof Request || !(body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array)) {
+    return globalThis.fetch(input, init);
+  }
+  const signal = init?.signal ?? undefined;
+  if (aborted(signal)) throw abortError();
+  const url = typeof input === "string" ? new URL(input) : input;
+  let answer: Dispatcher.ResponseData;
+  try {
+    answer = await upstreamPool.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: (init?.method ?? "GET") as Dispatcher.HttpMethod,
+      headers: plainHeaders(init?.headers),
+      body: body ?? null,
+      ...(signal === undefined ? {} : { signal }),
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  } catch (error) {
     if (aborted(signal)) throw abortError();
-    const url = typeof input === "string" ? new URL(input) : input;
-    let answer: Dispatcher.ResponseData;
-    try {
-      answer = await dispatcher.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: (init?.method ?? "GET") as Dispatcher.HttpMethod,
-        headers: plainHeaders(init?.headers),
-        body: body ?? null,
-        ...(signal === undefined ? {} : { signal }),
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      });
-    } catch (error) {
-      if (aborted(signal)) throw abortError();
-      throw new TypeError("fetch failed", { cause: error });
-    }
-    const headers = responseHeaders(answer.headers);
-    if (NULL_BODY_STATUSES.has(answer.statusCode)) {
-      answer.body.resume();
-      return new Response(null, { status: answer.statusCode, headers });
-    }
-    return new Response(byteStream(answer.body, signal), { status: answer.statusCode, headers });
-  };
-}
+    throw new TypeError("fetch failed", { cause: error });
+  }
+  const headers = responseHeaders(answer.headers);
+  if (NULL_BODY_STATUSES.has(answer.statusCode)) {
+    answer.body.resume();
+    return new Response(null, { status: answer.statusCode, headers });
+  }
+  return new Response(byteStream(answer.body, signal), { status: answer.statusCode, headers });
+};
 
 /** The answer's body as a byte stream: chunks as they arrive, the socket paused while the queue is full. */
 function byteStream(source: Dispatcher.ResponseData["body"], signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
@@ -115,6 +114,3 @@ function aborted(signal: AbortSignal | undefined): boolean {
 function abortError(): DOMException {
   return new DOMException("This operation was aborted", "AbortError");
 }
-
-/** The fetch every SDK client of this process uses. */
-export const sdkFetch = createSdkFetch();
