@@ -139,29 +139,23 @@ const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = PLANNED_PORTS.first + Math.floor(Math.random() * PLANNED_PORTS.count);
-    if (handedOut.has(port) || !(await canListen(port))) continue;
+    if (handedOut.has(port) || (await listenOnce(port)) === undefined) continue;
     handedOut.add(port);
     return port;
   }
-  return anyFreePort();
+  const port = await listenOnce(0);
+  if (port === undefined) throw new LocalInfraError("no TCP port assigned");
+  return port;
 }
 
-function canListen(port: number): Promise<boolean> {
+/** Binds `port` on 127.0.0.1 (0: any) and releases it again: the bound port, or undefined if the bind failed. */
+function listenOnce(port: number): Promise<number | undefined> {
   const server = net.createServer();
   return new Promise((resolve) => {
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    server.once("error", () => resolve(undefined));
+    server.listen(port, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(address === null || typeof address === "string" ? undefined : address.port));
+    });
   });
-}
-
-async function anyFreePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new LocalInfraError("no TCP port assigned");
-  return address.port;
 }
