@@ -19,11 +19,11 @@
  * BENCH_WARMUP = 300), BENCH_ROUNDS (2).
  */
 import { spawn } from "node:child_process";
-import { PerformanceObserver, performance } from "node:perf_hooks";
+import { performance } from "node:perf_hooks";
 import OpenAI from "openai";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { sdkFetch } from "../services/provider-gateway/src/adapters/sdk-fetch.ts";
-import { isMinorGc, oldGeneration } from "./support/heap-generations.ts";
+import { watchGcs } from "./support/heap-generations.ts";
 import { startHelper } from "./support/helper-process.ts";
 import { machineContext, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
@@ -54,24 +54,17 @@ async function runArm(arm: Arm, baseURL: string, warmup: number, calls: number):
 
   let minorGcs = 0;
   let promotedBytes = 0;
-  let lastOld = oldGeneration();
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      const now = oldGeneration();
-      if (isMinorGc(entry)) {
-        minorGcs += 1;
-        promotedBytes += Math.max(0, now - lastOld);
-      }
-      lastOld = now;
-    }
+  const stopWatching = watchGcs((_entry, step) => {
+    if (!step.minor) return;
+    minorGcs += 1;
+    promotedBytes += step.promoted;
   });
-  observer.observe({ entryTypes: ["gc"] });
   const cpu = process.cpuUsage();
   const started = performance.now();
   for (let i = 0; i < calls; i++) await call();
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(cpu);
-  observer.disconnect();
+  stopWatching();
   const result: ArmResult = { calls, cpuMsPerCall: (used.user + used.system) / 1000 / calls, wallMsPerCall: wallMs / calls, minorGcs, promotedBytes };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -13,8 +13,7 @@
  * warm-up) are left out. Without GC_WATCH_DIR it does nothing.
  */
 import { writeFileSync } from "node:fs";
-import { PerformanceObserver } from "node:perf_hooks";
-import { isMinorGc, oldGeneration } from "./heap-generations.ts";
+import { watchGcs } from "./heap-generations.ts";
 
 const dir = process.env["GC_WATCH_DIR"];
 if (dir !== undefined && dir !== "") watch(dir, Number(process.env["GC_WATCH_SKIP_MS"] ?? 20_000));
@@ -23,18 +22,11 @@ function watch(outDir: string, skipMs: number): void {
   const minor: number[] = [];
   const major: number[] = [];
   let promoted = 0;
-  let lastOld: number | undefined;
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      const old = oldGeneration();
-      const minorGc = isMinorGc(entry);
-      if (entry.startTime >= skipMs) {
-        (minorGc ? minor : major).push(entry.duration);
-        if (minorGc && lastOld !== undefined && old > lastOld) promoted += old - lastOld;
-      }
-      lastOld = old;
-    }
-  }).observe({ entryTypes: ["gc"] });
+  watchGcs((entry, step) => {
+    if (entry.startTime < skipMs) return;
+    (step.minor ? minor : major).push(entry.duration);
+    promoted += step.promoted;
+  });
   const script = (process.argv[1] ?? "node").split("/").slice(-3).join("/");
   process.on("exit", () => {
     writeFileSync(`${outDir}/${process.pid}.txt`, `${script}: minor ${summary(minor)}, promoted ${(promoted / 1_048_576).toFixed(1)} MB; major ${summary(major)}\n`);
