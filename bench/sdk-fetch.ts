@@ -22,7 +22,7 @@ import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import OpenAI from "openai";
 import { providerFixture } from "@byok/test-support/fixtures";
-import { sdkFetch } from "../services/provider-gateway/src/adapters/sdk-fetch.ts";
+import { sdkFetch } from "@byok/provider-gateway/adapters/sdk-fetch";
 import { watchGcs } from "./support/heap-generations.ts";
 import { startHelper } from "./support/helper-process.ts";
 import { machineContext, renderTable } from "./support/report.ts";
