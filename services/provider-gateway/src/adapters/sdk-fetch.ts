@@ -89,10 +89,11 @@ function byteStream(source: Dispatcher.ResponseData["body"], signal: AbortSignal
   });
 }
 
+/** The request's headers as undici takes them; the SDKs pass a Headers object, read as it is rather than copied. */
 function plainHeaders(init: RequestInit["headers"]): Record<string, string> {
   const headers: Record<string, string> = {};
   if (init === undefined) return headers;
-  for (const [name, value] of new Headers(init)) headers[name] = value;
+  for (const [name, value] of init instanceof Headers ? init : new Headers(init)) headers[name] = value;
   return headers;
 }
 
