@@ -215,6 +215,23 @@ describe("pass-through to upstream", () => {
     expect((await rest).toString()).toBe("second chunk");
   });
 
+  it("streams: the head reaches the client while the upstream has sent no body yet", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    upstream.handle(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream", "x-origin": "upstream" });
+      res.flushHeaders();
+      await released;
+      res.end("late body");
+    });
+    const res = await openStream(alice, `${CURSOR}/some/stream`, PROTO, Buffer.alloc(0));
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["x-origin"]).toBe("upstream");
+    const body = readAll(res);
+    release();
+    expect((await body).toString()).toBe("late body");
+  });
+
   it("turns an upstream failure into a plain HTTP error", async () => {
     upstream.handle((req) => req.socket.destroy());
     const res = await request(alice, `${CURSOR}/aiserver.v1.AiService/Anything`, { headers: PROTO, body: "x" });

@@ -152,8 +152,15 @@ export function forwardStreaming(req: IncomingMessage, res: ServerResponse, orig
   outgoing.on("response", (incoming) => {
     res.sendDate = false; // relay the origin's Date (or none), do not add one
     res.writeHead(incoming.statusCode ?? 502, incoming.statusMessage, relayResponseHeaders(incoming.rawHeaders) as unknown as OutgoingHttpHeaders);
-    res.flushHeaders();
+    // The head goes out with the first body bytes or the end when they come in the same
+    // event-loop turn (a unary answer usually arrives whole: one TLS record and one socket
+    // write instead of three); otherwise alone, before anything waits on the origin.
+    let relayed = false;
+    setImmediate(() => {
+      if (!relayed && !res.destroyed && !res.writableEnded) res.flushHeaders();
+    });
     incoming.on("data", (chunk: Buffer) => {
+      relayed = true;
       if (!res.write(chunk)) {
         incoming.pause();
         res.once("drain", () => incoming.resume());
