@@ -15,9 +15,20 @@ export class ClientBlobs {
   /** key -> undefined when held by the client, else the SET acknowledgement. */
   readonly #known = new Map<string, Promise<void> | undefined>();
   readonly #acked = new Set<string>();
+  readonly #opened: Promise<void> | undefined;
+  #open: boolean;
 
-  constructor(kv: KvChannel) {
+  /**
+   * SETs go out as they are put, or with `opened` once it resolves, in the
+   * order they were put; until then they wait, and so do their ACKs.
+   */
+  constructor(kv: KvChannel, opened?: Promise<void>) {
     this.#kv = kv;
+    this.#opened = opened;
+    this.#open = opened === undefined;
+    void opened?.then(() => {
+      this.#open = true;
+    });
   }
 
   markHeld(id: Uint8Array): void {
@@ -31,7 +42,8 @@ export class ClientBlobs {
     const id = blobIdOf(bytes);
     const key = blobKey(id);
     if (this.#known.has(key)) return id;
-    const ack = this.#kv.set(id, bytes).then(() => {
+    const sent = this.#open || this.#opened === undefined ? this.#kv.set(id, bytes) : this.#opened.then(() => this.#kv.set(id, bytes));
+    const ack = sent.then(() => {
       this.#acked.add(key);
     });
     // Awaited through whenAcked(); keep an early failure from being "unhandled".

@@ -5,17 +5,20 @@
  */
 export class RootSaves {
   readonly #save: (blobs: Uint8Array[]) => Promise<void>;
+  readonly #opened: Promise<void>;
   #batch: Uint8Array[] = [];
   #saved: Promise<void> | undefined;
 
-  constructor(save: (blobs: Uint8Array[]) => Promise<void>) {
+  /** Nothing is saved before `opened` resolves (at once by default): what is added until then goes in one batch. */
+  constructor(save: (blobs: Uint8Array[]) => Promise<void>, opened: Promise<void> = Promise.resolve()) {
     this.#save = save;
+    this.#opened = opened;
   }
 
   /** Resolves when the batch holding `bytes` was sent and answered (or failed: `save` decides). */
   add(bytes: Uint8Array): Promise<void> {
     this.#batch.push(bytes);
-    this.#saved ??= Promise.resolve().then(() => {
+    this.#saved ??= this.#opened.then(() => {
       const batch = this.#batch;
       this.#batch = [];
       this.#saved = undefined;

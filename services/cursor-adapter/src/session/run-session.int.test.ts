@@ -64,14 +64,15 @@ describe("run session", () => {
     const initial = run1.action.case === "start" ? run1.action.value.initialMessages : [];
     expect(initial.map((m) => m.body.value && "origin" in m.body.value && m.body.value.origin)).toEqual([UserOrigin.CONTEXT, UserOrigin.USER]);
     expect(initial[1]!.body.value).toMatchObject({ clientId: "m1", content: [{ part: { case: "text", value: { text: "<user_query>\nhello\n</user_query>" } } }] });
-    // The run is published only after the client stored the new roots.
-    expect(client.frames.filter((f) => f.message.case === "kvServerMessage")).toHaveLength(4);
+    // The blobs of the first checkpoint wait for the owner's first event: nothing competes with the run's start.
+    expect(client.frames.filter((f) => f.message.case === "kvServerMessage")).toHaveLength(0);
     expect(client.uiFrames()).toEqual([]);
 
     // The run owner's part, against the real store.
     const begun = await world.storeCall("beginRun", { runId: r1, conversationId, memberId: "member-a", baseRevisionId: "", initialMessages: initial, modelId: "sonnet-test" });
     expect(begun.error).toBeUndefined();
     world.event(r1, 1, { case: "thinkingStart", value: { index: 0 } });
+    await waitFor(() => client.frames.filter((f) => f.message.case === "kvServerMessage").length === 4, "the first checkpoint's four blobs SET");
     world.event(r1, 2, { case: "thinkingDelta", value: { index: 0, text: "Greeting." } });
     world.event(r1, 3, { case: "thinkingEnd", value: { index: 0 } });
     world.event(r1, 4, { case: "textStart", value: { index: 1 } });

@@ -70,6 +70,15 @@ class CursorRunSession implements RunSession {
   #plan: RunPlan | undefined;
   /** Set once the run is prepared (client events only come after its publish). */
   #projection: ConversationProjection | undefined;
+  /**
+   * Resolved by the owner's first event (client or state) for the run. The
+   * blobs the first checkpoint needs (system root, user message, initial
+   * roots) are SET and saved in the store from then on: only that checkpoint
+   * waits for them, so their KV round trips and store write stay off the path
+   * to the first model call, which shares the cores with them.
+   */
+  #firstOutputCame!: () => void;
+  readonly #firstOutput = new Promise<void>((resolve) => (this.#firstOutputCame = resolve));
 
   constructor(services: SessionServices, context: RunOpenContext, runId: RunId) {
     this.#services = services;
@@ -85,7 +94,7 @@ class CursorRunSession implements RunSession {
       getTimeoutMs: deps.timeouts.kvGetMs,
       onRoundTrip: (op, outcome, sentAt) => deps.metrics.kvRoundTrip(op, outcome, sentAt),
     });
-    this.#blobs = new ClientBlobs(this.#kv);
+    this.#blobs = new ClientBlobs(this.#kv, this.#firstOutput);
     this.#frames = new EventFrames({
       send,
       now: () => performance.now(),
@@ -145,6 +154,7 @@ class CursorRunSession implements RunSession {
   }
 
   #onClientEvent(event: ClientEvent): void {
+    this.#firstOutputCame();
     this.#frames.accept(event);
     // The response before its commit: its blobs go to the client now, their ACKs overlap the store's append.
     if (event.event.case === "responseComplete" && !this.#ended()) this.#projection?.prepareResponse(event.event.value, this.#frames.thinkingDurations());
@@ -171,7 +181,10 @@ class CursorRunSession implements RunSession {
     // The run's subscriptions open while it is prepared (nothing arrives on them before the publish).
     const handlers: RunHandlers = {
       onClientEvent: (event: ClientEvent) => this.#onClientEvent(event),
-      onStateEvent: (event) => this.#stateHandler?.handle(event) ?? Promise.resolve({ ok: false, error: "the run is not prepared yet" }),
+      onStateEvent: (event) => {
+        this.#firstOutputCame();
+        return this.#stateHandler?.handle(event) ?? Promise.resolve({ ok: false, error: "the run is not prepared yet" });
+      },
     };
     this.#lifecycle.subscribeEarly(handlers);
     const plan = await prepareRun({
@@ -200,6 +213,7 @@ class CursorRunSession implements RunSession {
     // Best effort: without them the next turn asks the client for the blobs instead.
     const rootSaves = new RootSaves((blobs) =>
       this.#services.store.putBlobs(blobs, runRequest.conversationId ?? "").catch((error: unknown) => this.#log.warn({ err: error, blobs: blobs.length }, "root blobs not saved in the store")),
+      this.#firstOutput,
     );
     const projection = new ConversationProjection({
       base: plan.baseState,
@@ -213,7 +227,8 @@ class CursorRunSession implements RunSession {
     });
     this.#projection = projection;
     projection.appendInitialMessages(plan.newRootMessages);
-    // The client's ACKs for these blobs gate the first checkpoint, not the model call.
+    // The client's ACKs for these blobs gate the first checkpoint, not the model call (and they are only
+    // sent once the owner's first event came, see #firstOutput).
     projection.initialBlobsAcked().catch((error: unknown) => this.#fail(error));
 
     const driver = new ToolRoundDriver({
