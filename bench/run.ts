@@ -1,6 +1,7 @@
 /**
- * Runs every benchmark file in bench/ (each `*.ts` next to this one), one after
- * the other in its own Node process, so only one heavy process runs at a time.
+ * Runs every benchmark file in bench/ (each `*.ts` next to this one but the
+ * by-hand tools below), one after the other in its own Node process, so only
+ * one heavy process runs at a time.
  *
  *   npm run bench                      # all of them
  *   npm run bench -- gateway-overhead  # only files whose name contains an argument
@@ -16,8 +17,11 @@ import { fileURLToPath } from "node:url";
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);
 
+/** Not benches on their own: they read another run's output or need another checkout, so they are run by hand. */
+const BY_HAND = new Set(["run.ts", "cpu-profile-summary.ts", "cursor-ab.ts"]);
+
 const files = readdirSync(benchDir)
-  .filter((name) => name.endsWith(".ts") && name !== "run.ts")
+  .filter((name) => name.endsWith(".ts") && !BY_HAND.has(name))
   .filter((name) => filters.length === 0 || filters.some((f) => name.includes(f)))
   .sort();
 
