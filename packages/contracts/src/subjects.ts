@@ -21,6 +21,11 @@ export interface BusNames {
   readonly runsTakenStream: string;
   runTaken(runId: RunId): string;
   readonly allRunsTaken: string;
+  /** JetStream stream of prompt tool sets, one message per set on `toolSet(digest)` (PromptSpec.tools_digest). */
+  readonly toolSetsStream: string;
+  /** `digestHex`: the lower-case hex of a tool set's SHA-256. */
+  toolSet(digestHex: string): string;
+  readonly allToolSets: string;
   runEvents(runId: RunId): string;
   runState(runId: RunId): string;
   readonly providerInvoke: string;
@@ -70,6 +75,9 @@ export function busNames(prefix = "byok"): BusNames {
     runsTakenStream: `${upper}_RUNS_TAKEN`,
     runTaken: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.taken`,
     allRunsTaken: `${prefix}.runs.*.taken`,
+    toolSetsStream: `${upper}_TOOL_SETS`,
+    toolSet: (digestHex) => `${prefix}.toolsets.${assertSubjectToken(digestHex, "tool set digest")}`,
+    allToolSets: `${prefix}.toolsets.*`,
     runEvents: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.evt`,
     runState: (runId) => `${prefix}.runs.${assertSubjectToken(runId, "run id")}.state`,
     providerInvoke: `${prefix}.provider.invoke`,

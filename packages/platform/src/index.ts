@@ -58,6 +58,8 @@ export { connectNats, natsServers, onReconnect } from "./nats.ts";
 export type { NatsConnection } from "./nats.ts";
 export { autoStreamReplicas, ensureRunStreams, runStreamConfigs } from "./run-streams.ts";
 export type { RunStreamOptions } from "./run-streams.ts";
+export { ToolSetFailure, ToolSets, natsToolSetStore, promptForWire, toolSetDigestHex } from "./tool-sets.ts";
+export type { ToolSetFailureKind, ToolSetStore } from "./tool-sets.ts";
 export { Counter, Gauge, Histogram, Registry, createMetricsRegistry, metricsConfigFrom, metricsEnvSchema, secondsSince } from "./metrics.ts";
 export type { MetricsConfig } from "./metrics.ts";
 export { closeOnce, listen, urlHost } from "./listen.ts";

@@ -13,7 +13,7 @@ describe("run stream replicas", () => {
   });
 
   it("go into both stream definitions, and JETSTREAM_REPLICAS takes only 1 or 3", () => {
-    expect(runStreamConfigs(busNames("t"), 3).map((c) => c.num_replicas)).toEqual([3, 3, 3]);
+    expect(runStreamConfigs(busNames("t"), 3).map((c) => c.num_replicas)).toEqual([3, 3, 3, 3]);
     expect(runStreamsEnvSchema.parse({}).JETSTREAM_REPLICAS).toBeUndefined();
     expect(runStreamsEnvSchema.parse({ JETSTREAM_REPLICAS: "3" }).JETSTREAM_REPLICAS).toBe(3);
     expect(runStreamsEnvSchema.safeParse({ JETSTREAM_REPLICAS: "2" }).success).toBe(false);

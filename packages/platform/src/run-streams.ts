@@ -21,6 +21,9 @@
  * from what is left: applying them is idempotent and the committed ones are in
  * the store); past RUN_COMMANDS_MAX_BYTES the oldest go first.
  *
+ * TOOL_SETS holds the prompt tool sets runs refer to by digest (tool-sets.ts):
+ * one message per set, kept without an age limit, and refused once full.
+ *
  * RUNS_TAKEN holds one empty marker per run a worker took (published only if
  * the run's subject has none yet), so a worker knows, one JetStream round trip
  * after it took a run, whether any delivery took it before: JetStream's own
@@ -42,6 +45,13 @@ const MIB = 1024 * 1024;
 export const RUNS_MAX_BYTES = 64 * MIB;
 /** Bytes of run commands (tool results included). */
 export const RUN_COMMANDS_MAX_BYTES = 256 * MIB;
+/**
+ * Bytes of stored prompt tool sets (about 17 KB for Cursor's agent tools: some
+ * 900 distinct sets). Full, the stream refuses new sets and their runs carry
+ * the tools inline; sets are never removed, so a digest once stored stays
+ * resolvable (packages/platform/src/tool-sets.ts).
+ */
+export const TOOL_SETS_MAX_BYTES = 16 * MIB;
 /** Bytes of taken-run markers (about 100 bytes each with the stream's overhead). */
 export const RUNS_TAKEN_MAX_BYTES = 16 * MIB;
 const DAY_NS = 24 * HOUR_NS;
@@ -89,6 +99,17 @@ export function runStreamConfigs(names: BusNames, replicas = 1): Array<Partial<S
       max_bytes: RUNS_TAKEN_MAX_BYTES,
       max_msgs_per_subject: 1,
       discard: DiscardPolicy.Old,
+      num_replicas: replicas,
+    },
+    {
+      name: names.toolSetsStream,
+      subjects: [names.allToolSets],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_bytes: TOOL_SETS_MAX_BYTES,
+      max_msgs_per_subject: 1,
+      discard: DiscardPolicy.New,
+      duplicate_window: TWO_MINUTES_NS,
       num_replicas: replicas,
     },
   ];

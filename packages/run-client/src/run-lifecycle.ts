@@ -17,7 +17,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { StateEventSchema, type BusNames, type ClientEvent, type FailureKind, type PreparedRun, type RunId, type RunRecord, type StateEvent } from "@byok/contracts";
-import type { Logger, NatsConnection } from "@byok/platform";
+import type { Logger, NatsConnection, ToolSets } from "@byok/platform";
 import { openRunBus, publishCancel, publishClientClosed, publishPreparedRun, publishToolResult, type RunBus, type StateAckInit, type ToolResultInit } from "./run-bus.ts";
 import type { EnsureRunStreams } from "./run-streams-once.ts";
 import { RunStatusWatch } from "./run-status-watch.ts";
@@ -44,6 +44,8 @@ export interface RunLifecyclePorts {
   readonly runId: RunId;
   readonly timeouts: RunLifecycleTimeouts;
   readonly ensureStreams: EnsureRunStreams;
+  /** Sends the run's tool set by digest once it is stored (tool-sets.ts); without it the tools travel inline. */
+  readonly toolSets?: ToolSets;
   /** The run's record; undefined while no worker has begun it (store.findRun). */
   findRun(runId: RunId): Promise<RunRecord | undefined>;
   /** The owner did not report the cancelled run's end within the grace: the adapter ends it (call `end`). */
@@ -90,7 +92,8 @@ export class RunLifecycle {
 
   /**
    * Subscribes to the run's events and state subject, makes sure the run
-   * streams exist, then publishes the run. "ended": the adapter ended the run
+   * streams exist, then publishes the run (its tool set by digest once
+   * `toolSets` has it stored). "ended": the adapter ended the run
    * meanwhile (a run that got published anyway is cancelled). Throws
    * BusPublishError when the bus does not take it.
    */
@@ -107,7 +110,13 @@ export class RunLifecycle {
       void bus.close();
       return "ended";
     }
-    await publishPreparedRun(nc, names, run, timeouts.publishDeadlineMs);
+    const toolSets = this.#ports.toolSets;
+    const prompt = toolSets === undefined || run.prompt === undefined ? run.prompt : await toolSets.forWire(run.prompt);
+    if (this.ended()) {
+      void bus.close();
+      return "ended";
+    }
+    await publishPreparedRun(nc, names, prompt === run.prompt ? run : { ...run, prompt }, timeouts.publishDeadlineMs);
     this.#published = true;
     if (this.ended()) {
       // The adapter ended the run while the publish was in flight: the run exists now, so stop it.

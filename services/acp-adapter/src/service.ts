@@ -5,7 +5,7 @@
  * it in-process.
  */
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, natsToolSetStore, startOpsServer, ToolSets, type Logger, type NatsConnection } from "@byok/platform";
 import { runStreamsOnce } from "@byok/run-client";
 import { StoreClient } from "@byok/store-client";
 import { serveAcp } from "./acp/agent-app.ts";
@@ -62,6 +62,7 @@ export async function startAcpAdapter(config: AcpAdapterConfig, overrides: AcpAd
         nc,
         names,
         ensureStreams,
+        toolSets: new ToolSets(natsToolSetStore(nc, names), log.child({ component: "tool-sets" })),
         timeouts: {
           publishDeadlineMs: config.timeouts.publishDeadlineMs,
           runStatusCheckMs: config.timeouts.runStatusCheckMs,

@@ -34,7 +34,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { encodeModelEventPart, isProviderCallId, joinFrameParts, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer, DeltaWindow } from "@byok/model-stream";
-import type { Logger, NatsConnection } from "@byok/platform";
+import { ToolSetFailure, type Logger, type NatsConnection, type ToolSets } from "@byok/platform";
 import { systemClock, type Clock } from "@byok/platform/clock";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
@@ -63,6 +63,8 @@ export interface InvokeServerOptions {
   readonly clock?: Clock;
   readonly backoff?: ModelCallOptions["backoff"];
   readonly accounting: CallAccounting;
+  /** A request's tool set named by digest, from this process's cache or the TOOL_SETS stream. */
+  readonly toolSets: ToolSets;
   /** The Prometheus series (metrics.ts); also the CallMetrics of this path. */
   readonly metrics: ProviderGatewayMetrics;
 }
@@ -179,6 +181,17 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
   } catch (error) {
     send({ case: "failure", value: { kind: ModelFailureKind.INVALID_REQUEST, message: `undecodable ModelRequest: ${(error as Error).message}` } });
     return;
+  }
+  if (request.prompt !== undefined && request.prompt.toolsDigest.length > 0 && request.prompt.tools.length === 0) {
+    try {
+      request.prompt = await options.toolSets.resolve(request.prompt);
+    } catch (error) {
+      if (!(error instanceof ToolSetFailure)) throw error;
+      options.log.warn({ err: error, call_id: request.callId, run_id: request.runId }, "model request names a tool set that cannot be read");
+      const unreachable = error.kind === "unreachable";
+      send({ case: "failure", value: { kind: unreachable ? ModelFailureKind.UNAVAILABLE : ModelFailureKind.INVALID_REQUEST, message: error.message, retryable: unreachable } });
+      return;
+    }
   }
 
   const modelId = request.spec?.modelId ?? "";

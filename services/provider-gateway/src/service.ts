@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { busNames } from "@byok/contracts";
 import { StoreClient } from "@byok/store-client";
-import { PICO_PER_USD, connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type NatsConnection } from "@byok/platform";
+import { PICO_PER_USD, connectNats, createLogger, createMetricsRegistry, natsToolSetStore, startOpsServer, ToolSets, type Logger, type NatsConnection } from "@byok/platform";
 import { passThroughAccounting, type CallAccounting } from "./accounting/call-accounting.ts";
 import { StoreAccounting } from "./accounting/store-accounting.ts";
 import { bindRoutes } from "./adapters/index.ts";
@@ -91,6 +91,7 @@ export async function startProviderGateway(config: ProviderGatewayConfig, overri
     maxRetryAfterMs: config.maxRetryAfterMs,
     deltaCoalesceMs: config.deltaCoalesceMs,
     accounting,
+    toolSets: new ToolSets(natsToolSetStore(nc, names), log.child({ component: "tool-sets" })),
     metrics,
     ...(overrides.backoff === undefined ? {} : { backoff: overrides.backoff }),
   });

@@ -16,7 +16,7 @@ describe("context budget and estimate", () => {
   it("anchors on the provider's count and estimates only what came after it", () => {
     const counter = byteRatioCounter(1);
     const history = [user("a".repeat(1000)), user("b".repeat(100))];
-    const prompt = { mode: "agent", systemText: "s".repeat(500), tools: [], $typeName: "byok.v1.PromptSpec" as const };
+    const prompt = { mode: "agent", systemText: "s".repeat(500), tools: [], toolsDigest: new Uint8Array(), $typeName: "byok.v1.PromptSpec" as const };
     expect(estimateInputTokens(counter, prompt, history, { messageCount: 1, inputTokens: 5_000 })).toBe(5_000 + messagesTokens(counter, [history[1]!]));
     // Without an anchor (or one that does not fit this history), everything is counted.
     expect(estimateInputTokens(counter, prompt, history, undefined)).toBe(500 + messagesTokens(counter, history));

@@ -7,6 +7,7 @@
  * who the call is accounted to (the ledger); neither is model input.
  */
 import { create } from "@bufbuild/protobuf";
+import { promptForWire } from "@byok/platform";
 import { ModelRequestSchema, providerCallId, type Message, type RunClientKind, type ModelRequest, type ModelSpec, type PreparedRun, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
 
 export interface RunModelContext {
@@ -37,7 +38,8 @@ export function buildModelRequest(run: RunModelContext, history: readonly Messag
     conversationId: run.conversationId,
     memberId: run.memberId,
     ...(run.model === undefined ? {} : { spec: run.model }),
-    ...(run.prompt === undefined ? {} : { prompt: run.prompt }),
+    // The tool set by digest when the run named a stored one: the gateway resolves it (tool-sets.ts).
+    ...(run.prompt === undefined ? {} : { prompt: promptForWire(run.prompt) }),
     messages: [...history],
     clientKind: run.clientKind,
   });

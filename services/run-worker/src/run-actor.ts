@@ -18,12 +18,13 @@ import {
   RunStatus,
   type BusNames,
   type PreparedRun,
+  type PromptSpec,
   type RunId,
   type RunRecord,
   type Usage,
 } from "@byok/contracts";
 import type { DeltaWindow } from "@byok/model-stream";
-import type { Logger } from "@byok/platform";
+import { ToolSetFailure, type Logger, type ToolSets } from "@byok/platform";
 import { StoreFailure, type BegunRun, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
 import type { CompactionConfig } from "./compaction.ts";
@@ -66,6 +67,8 @@ export interface RunActorDeps {
   readonly compaction: CompactionConfig | undefined;
   /** Histories this worker held, per conversation (run.begin then sends only what is new). */
   readonly recent: RecentHistories;
+  /** A run's tool set named by digest, from this worker's cache or the TOOL_SETS stream. */
+  readonly toolSets: ToolSets;
   /** Send a first delivery's first model call while run.begin runs, when its history is known (early-model-call.ts). */
   readonly earlyModelCall: boolean;
 }
@@ -161,10 +164,13 @@ export class RunActor {
     const begun = this.#begin(runId, prepared);
     // Awaited (and its failure handled) in #handleRun; this only keeps a rejection from counting as unhandled meanwhile.
     begun.catch(() => undefined);
+    // The run's tool set (usually cached) is read while run.begin runs; the model call needs both.
+    const prompt = prepared.prompt === undefined ? Promise.resolve(undefined) : this.#deps.toolSets.resolve(prepared.prompt);
+    prompt.catch(() => undefined);
     const early = earlyCallSlot(this.#deps, this.#log, { run: runModelContext(runId, prepared), prepared, deliveryCount: this.#msg.info.deliveryCount, runSignal: this.#abort.signal });
     const feed = this.#openCommandFeed(runId);
     try {
-      return await this.#handleRun(runId, prepared, begun, feed, early);
+      return await this.#handleRun(runId, prepared, begun, prompt, feed, early);
     } finally {
       early?.close();
       await feed.close().catch((err: unknown) => this.#log.warn({ err }, "closing the command feed failed"));
@@ -185,7 +191,14 @@ export class RunActor {
     });
   }
 
-  async #handleRun(runId: RunId, prepared: PreparedRun, begun: Promise<BegunRun>, commands: RunCommandFeed, early: EarlyCallSlot | undefined): Promise<Settlement> {
+  async #handleRun(
+    runId: RunId,
+    prepared: PreparedRun,
+    begun: Promise<BegunRun>,
+    prompt: Promise<PromptSpec | undefined>,
+    commands: RunCommandFeed,
+    early: EarlyCallSlot | undefined,
+  ): Promise<Settlement> {
     const client = new ClientChannel(this.#deps.nc, this.#deps.names, runId, this.#deps.stateAckTimeoutMs, this.#log, { window: this.#deps.clientDeltaWindow });
     const lastDelivery = this.#msg.info.deliveryCount >= this.#deps.maxDeliver;
 
@@ -238,6 +251,19 @@ export class RunActor {
         this.#log.info({ reason: gone }, "client of the redelivered run is gone");
         return this.#finish({ kind: "cancelled", reason: `client gone: ${gone}` }, undefined, client, runId, finalDelivery);
       }
+    }
+
+    try {
+      const resolved = await prompt;
+      if (resolved !== undefined) prepared.prompt = resolved;
+    } catch (err) {
+      if (!(err instanceof ToolSetFailure)) throw err;
+      if (err.kind === "unreachable" && !finalDelivery) {
+        this.#log.warn({ err }, "the run's tool set cannot be read; retrying later");
+        return "retry_later";
+      }
+      this.#log.error({ err }, "the run's tool set is missing");
+      return this.#finish(failed(FailureKind.PROTOCOL, err.message), undefined, client, runId, finalDelivery);
     }
 
     const engine = new RunEngine(

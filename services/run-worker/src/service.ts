@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { jetstream, type JsMsg } from "@nats-io/jetstream";
 import { busNames } from "@byok/contracts";
-import { connectNats, createLogger, createMetricsRegistry, startOpsServer, type Logger, type OpsServer } from "@byok/platform";
+import { connectNats, createLogger, createMetricsRegistry, natsToolSetStore, startOpsServer, ToolSets, type Logger, type OpsServer } from "@byok/platform";
 import type { RunWorkerConfig } from "./config.ts";
 import { ConsumerStats } from "./consumer-stats.ts";
 import { createRunWorkerMetrics } from "./metrics.ts";
@@ -84,6 +84,7 @@ export async function startRunWorker(config: RunWorkerConfig, overrides: RunWork
     counters,
     compaction: config.compaction,
     recent: new RecentHistories(),
+    toolSets: new ToolSets(natsToolSetStore(nc, names), log.child({ component: "tool-sets" })),
     earlyModelCall: config.earlyModelCall,
   };
   const finished = new Set<Promise<void>>();

@@ -15,7 +15,7 @@
  * time, in the order the model asked.
  */
 import { FailureKind, type BusNames, type ExecuteToolRound, type PreparedRun, type RunId, type RunRecord, type StateCommitted, type ToolCallPart } from "@byok/contracts";
-import type { Logger, NatsConnection } from "@byok/platform";
+import type { Logger, NatsConnection, ToolSets } from "@byok/platform";
 import { RunLifecycle, StateEventRouter, ToolRoundLedger, type EnsureRunStreams, type RunLifecycleTimeouts, type StateAckInit, type StopCommand } from "@byok/run-client";
 import type { SessionUpdate } from "../acp/acp-types.ts";
 import type { EditorClient } from "../acp/editor-client.ts";
@@ -34,6 +34,8 @@ export interface TurnDeps {
   readonly nc: NatsConnection;
   readonly names: BusNames;
   readonly ensureStreams: EnsureRunStreams;
+  /** Runs name their tool set by digest once it is stored; without it the tools travel inline. */
+  readonly toolSets?: ToolSets;
   findRun(runId: RunId): Promise<RunRecord | undefined>;
   readonly timeouts: RunLifecycleTimeouts;
   readonly limits: ToolLimits;
@@ -90,6 +92,7 @@ export class PromptTurn {
       runId: this.runId,
       timeouts: deps.timeouts,
       ensureStreams: deps.ensureStreams,
+      ...(deps.toolSets === undefined ? {} : { toolSets: deps.toolSets }),
       findRun: deps.findRun,
       onCancelGraceOver: () => this.#finish(CANCELLED, undefined),
       log: this.#log,

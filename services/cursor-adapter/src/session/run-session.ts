@@ -108,6 +108,7 @@ class CursorRunSession implements RunSession {
       runId,
       timeouts: { publishDeadlineMs: deps.timeouts.publishDeadlineMs, runStatusCheckMs: deps.timeouts.runStatusCheckMs, cancelGraceMs: CANCEL_GRACE_MS },
       ensureStreams: services.ensureStreams,
+      toolSets: services.toolSets,
       findRun: (id) => services.store.findRun(id),
       onCancelGraceOver: (reason) => this.#end(cancelledOutcome(reason), { by: "session", closeKind: FailureKind.CLIENT }),
       log: this.#log,

@@ -1,5 +1,6 @@
 /** What every session of one factory shares: deps, prompt assets, store client, web tools, stream setup. */
 import { runStreamsOnce, type EnsureRunStreams } from "@byok/run-client";
+import { natsToolSetStore, ToolSets } from "@byok/platform";
 import { StoreClient } from "@byok/store-client";
 import { PromptAssets } from "../prompting/prompt-assets.ts";
 import { HistoryMemory } from "../request/history-memory.ts";
@@ -16,6 +17,8 @@ export interface SessionServices {
   web: WebTools;
   /** Creates/updates the run JetStream streams once per factory (retried after a failure). */
   ensureStreams: EnsureRunStreams;
+  /** Runs name their tool set by digest (stored once per process in the TOOL_SETS stream). */
+  toolSets: ToolSets;
   /** What this process imported per conversation (the next turn imports only what is new). */
   history: HistoryMemory;
   /** Reads client history roots into messages. */
@@ -30,6 +33,7 @@ export function createSessionServices(deps: SessionDeps): SessionServices {
     store,
     web: createGatewayWebTools(deps.web, { store, converter: deps.converter, log: deps.log.child({ component: "web-tools" }) }),
     ensureStreams: runStreamsOnce(deps.nc, deps.names),
+    toolSets: new ToolSets(natsToolSetStore(deps.nc, deps.names), deps.log.child({ component: "tool-sets" })),
     history: new HistoryMemory(),
     histories: deps.histories ?? inlineHistoryReader,
   };

@@ -121,6 +121,16 @@ export declare type PromptSpec = Message<"byok.v1.PromptSpec"> & {
    * @generated from field: repeated byok.v1.ToolDefinition tools = 3;
    */
   tools: ToolDefinition[];
+
+  /**
+   * SHA-256 of the encoded ToolSet of `tools`. Set = the set is stored in the
+   * TOOL_SETS stream under this digest, and a sender may leave `tools` out: the
+   * receiver takes them from its cache or from that stream. Empty = `tools` is
+   * the whole set, as sent.
+   *
+   * @generated from field: bytes tools_digest = 4;
+   */
+  toolsDigest: Uint8Array;
 };
 
 /**
@@ -128,6 +138,25 @@ export declare type PromptSpec = Message<"byok.v1.PromptSpec"> & {
  * Use `create(PromptSpecSchema)` to create a new message.
  */
 export declare const PromptSpecSchema: GenMessage<PromptSpec>;
+
+/**
+ * A prompt's tool definitions in order, as stored in the TOOL_SETS stream (one
+ * message per set, its subject named by the set's digest).
+ *
+ * @generated from message byok.v1.ToolSet
+ */
+export declare type ToolSet = Message<"byok.v1.ToolSet"> & {
+  /**
+   * @generated from field: repeated byok.v1.ToolDefinition tools = 1;
+   */
+  tools: ToolDefinition[];
+};
+
+/**
+ * Describes the message byok.v1.ToolSet.
+ * Use `create(ToolSetSchema)` to create a new message.
+ */
+export declare const ToolSetSchema: GenMessage<ToolSet>;
 
 /**
  * @generated from message byok.v1.ModelRequest
