@@ -14,13 +14,16 @@
  *
  * Environment: BENCH_BASE (required: a checkout whose bench/support/deployment.ts
  * starts that build), BENCH_ARM (adapter: the fake Cursor client to the adapter;
- * proxy: through the edge proxy), BENCH_TURNS (300 per build), BENCH_BLOCK (10),
- * BENCH_WARMUP (10 per build), BENCH_CHUNKS (50 upstream text deltas per turn).
+ * proxy: through the edge proxy), BENCH_CONVERSATIONS (new: every turn starts a
+ * conversation; continue: each build's turns continue one conversation),
+ * BENCH_TURNS (300 per build), BENCH_BLOCK (10), BENCH_WARMUP (10 per build),
+ * BENCH_CHUNKS (50 upstream text deltas per turn).
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ADMIN_DATABASE_URL } from "@byok/test-support/infra";
 import { startMockLlm } from "@byok/test-support/mock-llm";
+import type { FakeConversation } from "@byok/test-support/fake-cursor";
 import { GatewayArm, textStream } from "./support/cursor-arms.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { ProcessSampler, cpuBetween, postgresBackends } from "./support/proc-stats.ts";
@@ -33,20 +36,35 @@ interface Build {
   readonly name: string;
   readonly deployment: Deployment;
   readonly arm: GatewayArm;
+  /** The build's next turn: on a new conversation, or on its one conversation. */
+  readonly chat: () => FakeConversation;
   readonly sampler: ProcessSampler;
   readonly ttft: number[];
   readonly end: number[];
   readonly cpu: Map<string, number>;
 }
 
-function readSettings(env: NodeJS.ProcessEnv): { base: string; arm: "adapter" | "proxy"; turns: number; block: number; warmup: number; chunks: number } {
+interface AbSettings {
+  readonly base: string;
+  readonly arm: "adapter" | "proxy";
+  readonly continueConversation: boolean;
+  readonly turns: number;
+  readonly block: number;
+  readonly warmup: number;
+  readonly chunks: number;
+}
+
+function readSettings(env: NodeJS.ProcessEnv): AbSettings {
   const base = env["BENCH_BASE"];
   if (base === undefined || base.trim() === "") throw new Error("BENCH_BASE must name the other checkout (see the header of bench/cursor-ab.ts)");
   const arm = env["BENCH_ARM"] ?? "adapter";
   if (arm !== "adapter" && arm !== "proxy") throw new Error(`BENCH_ARM must be adapter or proxy, got ${JSON.stringify(arm)}`);
+  const conversations = env["BENCH_CONVERSATIONS"] ?? "new";
+  if (conversations !== "new" && conversations !== "continue") throw new Error(`BENCH_CONVERSATIONS must be new or continue, got ${JSON.stringify(conversations)}`);
   return {
     base: resolve(base),
     arm,
+    continueConversation: conversations === "continue",
     turns: intSetting("BENCH_TURNS", 300, { min: 1, max: 100_000 }, env),
     block: intSetting("BENCH_BLOCK", 10, { min: 1, max: 10_000 }, env),
     warmup: intSetting("BENCH_WARMUP", 10, { min: 0, max: 10_000 }, env),
@@ -57,7 +75,9 @@ function readSettings(env: NodeJS.ProcessEnv): { base: string; arm: "adapter" | 
 async function main(): Promise<void> {
   const settings = readSettings(process.env);
   const machine = machineContext();
-  console.log(`cursor A/B: ${settings.base} (base) against this checkout, ${settings.turns} turns each in blocks of ${settings.block}, to the ${settings.arm === "proxy" ? "edge proxy" : "adapter"}`);
+  console.log(
+    `cursor A/B: ${settings.base} (base) against this checkout, ${settings.turns} turns each in blocks of ${settings.block}, to the ${settings.arm === "proxy" ? "edge proxy" : "adapter"}, ${settings.continueConversation ? "one conversation per build" : "a new conversation per turn"}`,
+  );
   console.log(`machine: ${machine.cores} cores (${machine.cpuModel}), load avg ${machine.loadAverage}; node ${machine.node}`);
   const baseModule = (await import(pathToFileURL(resolve(settings.base, "bench/support/deployment.ts")).href)) as { startDeployment: typeof startDeployment };
   const llm = await startMockLlm();
@@ -70,16 +90,17 @@ async function main(): Promise<void> {
         ...Object.entries(deployment.services).map(([service, pid]) => ({ name: service, pids: async () => [pid] })),
         { name: "postgres backends", pids: () => postgresBackends(ADMIN_DATABASE_URL, deployment.db.name) },
       ]);
-      builds.push({ name, deployment, arm, sampler, ttft: [], end: [], cpu: new Map() });
+      const one = settings.continueConversation ? arm.conversation() : undefined;
+      builds.push({ name, deployment, arm, chat: () => one ?? arm.conversation(), sampler, ttft: [], end: [], cpu: new Map() });
     }
     const burst = textStream(settings.chunks);
-    for (let i = 0; i < settings.warmup; i++) for (const b of builds) await b.arm.turn(burst, b.arm.conversation(), PROMPT);
+    for (let i = 0; i < settings.warmup; i++) for (const b of builds) await b.arm.turn(burst, b.chat(), PROMPT);
     const blocks = Math.ceil(settings.turns / settings.block);
     for (let k = 0; k < blocks; k++) {
       for (const b of k % 2 === 0 ? builds : [...builds].reverse()) {
         const before = await b.sampler.sample();
         for (let i = 0; i < settings.block; i++) {
-          const t = await b.arm.turn(burst, b.arm.conversation(), PROMPT);
+          const t = await b.arm.turn(burst, b.chat(), PROMPT);
           b.ttft.push(t.firstTextMs);
           b.end.push(t.endMs);
         }

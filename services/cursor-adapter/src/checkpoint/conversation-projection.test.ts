@@ -122,6 +122,30 @@ describe("conversation projection", () => {
     expect(projection.settledRoots.map(key)).toEqual([systemId, ...historyRoots, blobIdOf(rootBytesOf(context)), blobIdOf(rootBytesOf(userRoot))].map(key));
   });
 
+  it("does not SET a system root the client's checkpoint already holds (the next turn with the same system text)", async () => {
+    const client = kvTestClient();
+    const state = baseState();
+    const systemId = blobIdOf(encoder.encode(systemRootJson("You are Sonnet.")));
+    state.rootPromptMessagesJson = [systemId, ...historyRoots];
+    const projection = new ConversationProjection({
+      base: state,
+      blobs: new ClientBlobs(client.kv),
+      systemText: "You are Sonnet.",
+      historyRoots,
+      contextWindow: 200_000,
+      mode: agent.AgentMode.ASK,
+      turn: { userMessage, requestId: "req-1" },
+      onNewRoot: async () => undefined,
+    });
+    projection.appendInitialMessages([context, userRoot]);
+    const sets = setBlobs(client);
+    expect(sets.has(key(systemId))).toBe(false);
+    expect(sets.size).toBe(3);
+    expect(client.ackAllSets()).toBe(3);
+    await projection.initialBlobsAcked();
+    expect(projection.settledRoots.map(key)[0]).toBe(key(systemId));
+  });
+
   it("emits turn_ended, staged and settled checkpoints only after every blob of the answer is acknowledged", async () => {
     const { client, projection } = await acknowledgedSetup();
     const rootsBefore = [...projection.settledRoots];

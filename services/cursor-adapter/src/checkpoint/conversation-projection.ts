@@ -119,7 +119,9 @@ export class ConversationProjection {
     this.#readPaths = setup.base.readPaths;
     this.#todoIds = setup.base.todos;
     this.#mode = setup.mode;
-    for (const root of setup.historyRoots) if (root.length === BLOB_ID_BYTES) this.#blobs.markHeld(root);
+    // Every root of the client's checkpoint is in its blob store, its leading system root too: a turn
+    // whose system text did not change does not SET it again.
+    for (const root of [...setup.base.rootPromptMessagesJson, ...setup.historyRoots]) if (root.length === BLOB_ID_BYTES) this.#blobs.markHeld(root);
     for (const turn of setup.base.turns) this.#blobs.markHeld(turn);
     for (const todo of setup.base.todos) this.#blobs.markHeld(todo);
     if (setup.base.plan !== undefined) this.#blobs.markHeld(setup.base.plan);
