@@ -77,6 +77,8 @@ export interface RunPlan {
   historyRoots: Uint8Array[];
   /** Messages this run adds to the client's roots up front, in order. */
   newRootMessages: Message[];
+  /** Text of the newest context message once `newRootMessages` are added (undefined = none). */
+  contextText: string | undefined;
   /** False when nothing was imported before the publish: run.begin is the first to check the conversation's member. */
   ownershipChecked: boolean;
   /** The turn's UserMessage (Start only; simulated for a background completion). */
@@ -225,6 +227,7 @@ export async function prepareRun(input: PrepareInput): Promise<RunPlan> {
     systemText: prompt.systemText,
     historyRoots: history.historyRoots,
     newRootMessages,
+    contextText: latestContextText(newRootMessages) ?? imported.contextText,
     ownershipChecked: imported.ownershipChecked,
     userMessage: completion?.userMessage ?? userMessage,
     mode: turnMode,

@@ -114,8 +114,15 @@ describe("run session", () => {
     for (const id of [...settled!.rootPromptMessagesJson, ...settled!.turns]) expect(client.blobs.has(blobKey(id))).toBe(true);
 
     // ---- turn 2: same environment, the client sends the settled checkpoint ----
+    // The adapter knows those roots are the answer's revision: no blob is read back, nothing imported.
+    const storeCalls: string[] = [];
+    const watch = world.nc.subscribe(world.names.store(">"), { callback: (_err, msg) => void storeCalls.push(msg.subject.split(".").slice(-2).join(".")) });
+    await world.nc.flush();
     const r2 = world.open(client, userTurn(conversationId, settled!, "and now?", "m2"));
     const run2 = await world.takeRun(r2);
+    watch.unsubscribe();
+    expect(storeCalls).toContain("history.import");
+    expect(storeCalls.filter((op) => op === "blob.get" || op === "blob.put_many")).toEqual([]);
     // The store recognised the client's roots as exactly the history it holds.
     expect(run2.baseRevisionId).toBe(appended.revisionId);
     expect(run2.action.case).toBe("start");

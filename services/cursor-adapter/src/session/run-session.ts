@@ -264,6 +264,7 @@ class CursorRunSession implements RunSession {
       send: (message) => stream.send(message),
       endByTerminal: (outcome) => this.#endByTerminal(outcome),
       fail: (failure) => this.#endWithFailure(failure),
+      answerSettled: (revisionId) => this.#rememberSettled(plan, projection, revisionId),
       ended: () => this.#ended(),
       log: this.#log,
     });
@@ -273,6 +274,21 @@ class CursorRunSession implements RunSession {
       { model: plan.model.id, mode: plan.run.prompt?.mode, action: plan.run.action.case, base_revision_id: plan.run.baseRevisionId },
       "run published",
     );
+  }
+
+  /**
+   * The roots the client now holds (the settled checkpoint it will send with its next turn) are the
+   * history of the answer's revision: the next turn finds them all remembered and imports nothing
+   * new (no blob fetch, no parse, an import of nothing that the store checks).
+   */
+  #rememberSettled(plan: RunPlan, projection: ConversationProjection, revisionId: string): void {
+    const roots = projection.settledRoots;
+    this.#services.history.remember(plan.run.conversationId, plan.run.memberId, roots, {
+      revisionId,
+      historyRoots: roots.slice(1),
+      contextText: plan.contextText,
+      leadingSystemRoot: true,
+    });
   }
 
   /**

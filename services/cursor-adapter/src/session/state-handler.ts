@@ -27,6 +27,8 @@ export interface StateHandlerPorts {
   endByTerminal(outcome: EndOutcome): void;
   /** Ends the Cursor stream because this side failed; the run owner is told to stop. */
   fail(failure: SessionFailure): void;
+  /** The final answer's checkpoints went out: the projection's settled roots are the history of `revisionId`. */
+  answerSettled(revisionId: string): void;
   ended(): boolean;
   log: Logger;
 }
@@ -72,6 +74,7 @@ export class StateHandler {
     if (this.#ports.ended()) return STREAM_CLOSED;
     this.#ports.frames.closeOpenBlocks();
     for (const message of messages) this.#ports.send(message);
+    if (committed.cause === CommitCause.FINAL_ANSWER) this.#ports.answerSettled(committed.revisionId);
     this.#ports.log.debug({ revision_id: committed.revisionId, cause: CommitCause[committed.cause], round_id: committed.roundId }, "commit projected");
     return { ok: true };
   }
