@@ -290,8 +290,12 @@ async function soak(ctx: Ctx): Promise<void> {
       turns += 16;
     }
   })();
+  // A failed turn stops the load; it is reported (with the gateway's output) where `load` is awaited,
+  // not as an unhandled rejection that kills the bench while the samples are taken.
+  let failed = false;
+  void load.catch(() => (failed = true));
   const total = settings.soakSeconds + settings.soakIdleSeconds;
-  for (let t = settings.soakEverySeconds; t <= total && !ctx.deadline.passed(); t += settings.soakEverySeconds) {
+  for (let t = settings.soakEverySeconds; t <= total && !ctx.deadline.passed() && !failed; t += settings.soakEverySeconds) {
     await new Promise((r) => setTimeout(r, started + t * 1000 - performance.now()));
     if (loading && t >= settings.soakSeconds) {
       loading = false;

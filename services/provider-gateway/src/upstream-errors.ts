@@ -87,8 +87,17 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
-/** A connection error's message with its cause's ("fetch failed: connect ECONNREFUSED ..."), the cause once. */
+/** A connection error's message with its causes' ("Connection error.: fetch failed: connect ECONNREFUSED ..."), each once. */
 export function messageWithCause(error: Error): string {
-  const cause = error.cause instanceof Error && error.cause.message !== error.message ? `: ${error.cause.message}` : "";
-  return `${error.message}${cause}`;
+  // The SDKs wrap fetch's "fetch failed", which wraps what really happened (a refused connect,
+  // "other side closed", a TLS failure): every distinct message of the chain, a few levels deep.
+  const parts = [error.message];
+  let cause: unknown = error.cause;
+  for (let depth = 0; depth < CAUSE_DEPTH && cause instanceof Error; depth++, cause = cause.cause) {
+    if (!parts.includes(cause.message)) parts.push(cause.message);
+  }
+  return parts.join(": ");
 }
+
+/** Causes named in a connection failure's message, below the error itself. */
+const CAUSE_DEPTH = 3;

@@ -11,6 +11,7 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "@byok/test-support/infra";
 import { sdkFetch } from "./sdk-fetch.ts";
+import { messageWithCause } from "../upstream-errors.ts";
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -115,6 +116,8 @@ describe("the SDK clients on the gateway's fetch", () => {
     expect(failure).toBeInstanceOf(OpenAI.APIConnectionError);
     expect((failure as Error).cause).toMatchObject({ message: "fetch failed" });
     expect(((failure as Error).cause as Error).cause).toMatchObject({ code: "ECONNREFUSED" });
+    // What the gateway reports names the refused connect, not only "fetch failed".
+    expect(messageWithCause(failure as Error)).toMatch(/^Connection error\.: fetch failed: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
   });
 
   it("gives the SDKs an error status with its body and every header (Anthropic client)", async () => {
