@@ -117,6 +117,15 @@ async function cpuPerTurn(ctx: Ctx): Promise<void> {
   console.log(`bench process (fake Cursor client + mock upstream): ${formatMs((bench.user + bench.system) / 1000 / Math.max(1, n))} ms / turn`);
   console.log(`\n## bus messages per turn (each service's NATS connection, from its /metrics; ${ctx.settings.chunks} upstream chunks per turn)`);
   console.log(busMessagesTable(busBefore, busAfter, Math.max(1, n)));
+
+  // The same turns through the edge proxy (TLS from the client, one HTTP request to the adapter per Cursor request).
+  const proxyBefore = await ctx.sampler.sample();
+  let m = 0;
+  for (; m < ctx.settings.cpuTurns && !ctx.deadline.passed(); m++) await ctx.proxy.turn(ctx.burst, ctx.proxy.conversation(), PROMPT);
+  const proxyAfter = await ctx.sampler.sample();
+  note(ctx, "CPU phase through the edge proxy", m, ctx.settings.cpuTurns);
+  console.log(`\n## CPU per turn through the edge proxy: ${m} gateway turns one after another`);
+  console.log(cpuTable(cpuBetween(proxyBefore, proxyAfter), idle, Math.max(1, m)));
 }
 
 async function concurrency(ctx: Ctx): Promise<void> {
