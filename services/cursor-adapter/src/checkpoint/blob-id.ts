@@ -7,9 +7,17 @@ export function blobIdOf(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(createHash("sha256").update(bytes).digest());
 }
 
+/** Keys made, by id array: a checkpoint's root ids are keyed again and again (ids are never changed). */
+const keys = new WeakMap<Uint8Array, string>();
+
 /** Map key / log form of a blob id. */
 export function blobKey(id: Uint8Array): string {
-  return Buffer.from(id).toString("hex");
+  let key = keys.get(id);
+  if (key === undefined) {
+    key = Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
+    keys.set(id, key);
+  }
+  return key;
 }
 
 export function blobMatches(id: Uint8Array, bytes: Uint8Array): boolean {

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { create } from "@bufbuild/protobuf";
-import { aiserver } from "@byok/cursor-protocol";
+import { agent, aiserver } from "@byok/cursor-protocol";
 import { waitFor } from "@byok/test-support/infra";
 import type { AdapterServer } from "./http-server.ts";
 import { startStubAdapterServer } from "./testing/stub-adapter-server.ts";
@@ -208,6 +209,22 @@ describe("RunSSE on both paths", () => {
     expect(direct.headers).toEqual(["application/connect+proto", accept === "gzip" ? "gzip" : null, "no-cache"]);
     // Gzip from 1 KiB on: the heartbeat and the small frame stay plain, the large frame and the long EndStream are compressed.
     expect(direct.frames.map((f) => f.flags)).toEqual(accept === "gzip" ? [0, 0, 1, 3] : [0, 0, 0, 2]);
+  });
+
+  it("sends checkpoints uncompressed on Cursor's path: their root ids do not shrink", async () => {
+    const url = await start();
+    const sse = await openRunSseRaw(url, "req-checkpoint", { headers: { "connect-accept-encoding": "gzip" } });
+    await bidiAppend(url, "req-checkpoint", 0, runRequestMessage("byok-model"));
+    const run = await factory.opened("req-checkpoint");
+    const roots = Array.from({ length: 100 }, () => new Uint8Array(randomBytes(32)));
+    const checkpoint = create(agent.AgentServerMessageSchema, { message: { case: "conversationCheckpointUpdate", value: { rootPromptMessagesJson: roots } } });
+    run.context.stream.send(checkpoint);
+    run.context.stream.send(textDeltaMessage("x".repeat(3000)));
+    run.context.stream.end({ kind: "ok" });
+    const frames = (await sse.readToEnd()).filter((f) => (f.flags & FLAG_END_STREAM) === 0 && !(f.flags === 0 && isHeartbeat(decodeServerMessage(f))));
+    expect(frames.map((f) => f.flags)).toEqual([0, FLAG_COMPRESSED]);
+    const decoded = decodeServerMessage(frames[0]!);
+    expect(decoded.message.case === "conversationCheckpointUpdate" && decoded.message.value.rootPromptMessagesJson.map((r) => hex(r))).toEqual(roots.map((r) => hex(r)));
   });
 
   it.each([
