@@ -2,12 +2,14 @@
  * Run workers end to end on the bus, the plain runs: a text run completes and
  * is committed, concurrent runs spread over workers, a provider failure or a
  * client that cannot project the final state fails the run, a cancel aborts the
- * model call, and a new run of a conversation supersedes the running one.
+ * model call, a new run of a conversation supersedes the running one, and a
+ * run naming a tool set nobody stored fails before any model call.
  * The stack (real store, provider gateway, workers, client double) is in
  * tests/run-worker-support.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { CommitCause, FailureKind, ModelFailureKind, RunStatus } from "@byok/contracts";
+import { create } from "@bufbuild/protobuf";
+import { CommitCause, FailureKind, ModelFailureKind, PromptSpecSchema, RunStatus } from "@byok/contracts";
 import { waitFor } from "@byok/test-support/infra";
 import { startStack, stopStacks, textAnswer, toolCalls, prepared, committed, textOf, runRecord, endedRecord } from "./run-worker-support.ts";
 
@@ -151,5 +153,17 @@ describe("run worker: runs", () => {
     const terminal = await run.terminal;
     expect(terminal.outcome.case === "failed" && terminal.outcome.value.kind).toBe(FailureKind.CLIENT);
     expect((await runRecord(stack, "run-reject")).status).toBe(RunStatus.FAILED);
+  });
+
+  it("fails a run whose tool set digest names no stored set as a protocol failure, without a model call", async () => {
+    const stack = await startStack();
+    const init = prepared("run-unknown-tools", "conv-unknown-tools", "hi");
+    const run = await stack.client.start({ ...init, prompt: create(PromptSpecSchema, { mode: "agent", systemText: "You are a test assistant.", toolsDigest: new Uint8Array(32).fill(3) }) });
+    const terminal = await run.terminal;
+    expect(terminal.outcome.case).toBe("failed");
+    expect(terminal.outcome.case === "failed" && terminal.outcome.value.kind).toBe(FailureKind.PROTOCOL);
+    expect(terminal.outcome.case === "failed" && terminal.outcome.value.message).toMatch(/^no tool set 0303[0-9a-f]+ is stored$/);
+    expect(stack.llm.requestsTo("openai-chat")).toHaveLength(0);
+    expect((await endedRecord(stack, "run-unknown-tools")).status).toBe(RunStatus.FAILED);
   });
 });
