@@ -22,6 +22,7 @@ import { createHash } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { LRUCache } from "lru-cache";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { PromptSpecSchema, ToolDefinitionSchema, ToolSetSchema, type BusNames, type PromptSpec, type ToolDefinition } from "@byok/contracts";
 import type { Logger } from "./logger.ts";
@@ -75,6 +76,11 @@ export function toolSetDigestHex(digest: Uint8Array): string {
   return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString("hex");
 }
 
+/** An encoded set's digest (`PromptSpec.tools_digest`). */
+function digestOf(encoded: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(encoded).digest());
+}
+
 /**
  * The form a resolved spec travels in: without its tools when it names a
  * stored set (a run worker forwarding a run's prompt to the provider gateway),
@@ -88,8 +94,8 @@ export function promptForWire(spec: PromptSpec): PromptSpec {
 export class ToolSets {
   readonly #store: ToolSetStore;
   readonly #log: Logger;
-  /** Digest (hex) -> decoded tools, least recently used first. */
-  readonly #cache = new Map<string, readonly ToolDefinition[]>();
+  /** Digest (hex) -> the decoded tools of a set this process resolved. */
+  readonly #cache = new LRUCache<string, readonly ToolDefinition[]>({ max: CACHED_SETS });
   /** Digests of this process's sets that the store holds (stored here, or read from it). */
   readonly #stored = new Set<string>();
   readonly #storing = new Map<string, Promise<boolean>>();
@@ -107,9 +113,10 @@ export class ToolSets {
    */
   async forWire(spec: PromptSpec): Promise<PromptSpec> {
     if (spec.tools.length === 0) return spec;
-    const { hex, digest, encoded } = this.#hash(spec.tools);
+    const encoded = encodeToolSet(spec.tools);
+    const digest = digestOf(encoded);
+    const hex = toolSetDigestHex(digest);
     if (!this.#stored.has(hex) && !(await this.#storeOnce(hex, encoded))) return spec;
-    this.#remember(hex, spec.tools);
     return create(PromptSpecSchema, { mode: spec.mode, systemText: spec.systemText, toolsDigest: digest });
   }
 
@@ -121,14 +128,8 @@ export class ToolSets {
   async resolve(spec: PromptSpec): Promise<PromptSpec> {
     if (spec.toolsDigest.length === 0 || spec.tools.length > 0) return spec;
     const hex = toolSetDigestHex(spec.toolsDigest);
-    const tools = this.#cached(hex) ?? (await this.#fetch(hex));
+    const tools = this.#cache.get(hex) ?? (await this.#fetch(hex));
     return create(PromptSpecSchema, { mode: spec.mode, systemText: spec.systemText, tools: tools as ToolDefinition[], toolsDigest: spec.toolsDigest });
-  }
-
-  #hash(tools: readonly ToolDefinition[]): { hex: string; digest: Uint8Array; encoded: Uint8Array } {
-    const encoded = encodeToolSet(tools);
-    const digest = new Uint8Array(createHash("sha256").update(encoded).digest());
-    return { hex: toolSetDigestHex(digest), digest, encoded };
   }
 
   /** Stores a set once per process (concurrent first uses share one put); false when the store refused it. */
@@ -173,27 +174,12 @@ export class ToolSets {
       throw new ToolSetFailure("unreachable", `tool set ${hex} could not be read: ${(err as Error).message}`, { cause: err });
     }
     if (encoded === undefined) throw new ToolSetFailure("unknown", `no tool set ${hex} is stored`);
-    const actual = toolSetDigestHex(new Uint8Array(createHash("sha256").update(encoded).digest()));
+    const actual = toolSetDigestHex(digestOf(encoded));
     if (actual !== hex) throw new ToolSetFailure("unknown", `the tool set stored as ${hex} has the digest ${actual}`);
     const tools = fromBinary(ToolSetSchema, encoded).tools;
     this.#stored.add(hex);
-    this.#remember(hex, tools);
-    return tools;
-  }
-
-  #cached(hex: string): readonly ToolDefinition[] | undefined {
-    const tools = this.#cache.get(hex);
-    if (tools !== undefined) {
-      this.#cache.delete(hex);
-      this.#cache.set(hex, tools);
-    }
-    return tools;
-  }
-
-  #remember(hex: string, tools: readonly ToolDefinition[]): void {
-    this.#cache.delete(hex);
     this.#cache.set(hex, tools);
-    if (this.#cache.size > CACHED_SETS) this.#cache.delete(this.#cache.keys().next().value as string);
+    return tools;
   }
 }
 
