@@ -35,7 +35,8 @@ import { RunEngine, RunInterrupted, RunSuperseded } from "./engine.ts";
 import type { RunWorkerMetrics } from "./metrics.ts";
 import type { ModelInvoker } from "./model-invocation.ts";
 import { runModelContext } from "./model-request.ts";
-import { openRunCommandFeed, sendCancel, type RunCommandFeed } from "./run-commands.ts";
+import { beginRun } from "./run-begin.ts";
+import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
 import { finishOnce, retryFinish } from "./run-finish.ts";
 import type { RecentHistories } from "./recent-histories.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, withClientsReason, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
@@ -161,7 +162,7 @@ export class RunActor {
     // bus delays it). The command feed's consumer is created right behind it and nothing waits
     // for it: commands are durable and the feed reads from the run's first one, so a command
     // sent before the consumer exists is not lost.
-    const begun = this.#begin(runId, prepared);
+    const begun = beginRun(this.#deps, runId, prepared, this.#log);
     // Awaited (and its failure handled) in #handleRun; this only keeps a rejection from counting as unhandled meanwhile.
     begun.catch(() => undefined);
     // The run's tool set (usually cached) is read while run.begin runs; the model call needs both.
@@ -312,40 +313,6 @@ export class RunActor {
       return "hand_over";
     }
     return this.#finish(withClientsReason(outcome, this.#stopReason), engine.turnUsage, client, runId, finalDelivery);
-  }
-
-  /** run.begin, answered with the head's history and open tool round (no further store round trip before the model call). */
-  async #begin(runId: RunId, prepared: PreparedRun): Promise<BegunRun> {
-    const action = prepared.action;
-    const begun = await this.#deps.store.beginRun(
-      {
-        runId,
-        conversationId: prepared.conversationId,
-        memberId: prepared.memberId,
-        baseRevisionId: prepared.baseRevisionId,
-        initialMessages: action.case === "start" ? action.value.initialMessages : [],
-        onceClientIds: action.case === "start" ? action.value.onceClientIds : [],
-        parentRunId: prepared.parentRunId,
-        parentToolCallId: prepared.parentToolCallId,
-        modelId: prepared.model?.modelId ?? "",
-        withHistory: true,
-      },
-      this.#deps.recent.get(prepared.conversationId),
-    );
-    if (begun.supersededRunId !== "") this.#cancelSuperseded(begun.supersededRunId, runId);
-    if (begun.duplicateOfRunId !== "") this.#log.info({ duplicate_of_run_id: begun.duplicateOfRunId }, "the start was applied before; the run completed without doing anything");
-    return begun;
-  }
-
-  /** The store already marked the old run cancelled; tell its owner to stop now. */
-  #cancelSuperseded(oldRunId: string, newRunId: RunId): void {
-    if (!isRunId(oldRunId)) {
-      this.#log.warn({ superseded_run_id: oldRunId }, "the superseded run's id is not a run id; no cancel sent");
-      return;
-    }
-    sendCancel(this.#deps.js, this.#deps.names, oldRunId, `superseded by run ${newRunId}`)
-      .then(() => this.#log.info({ superseded_run_id: oldRunId }, "cancelled the superseded run"))
-      .catch((err: unknown) => this.#log.warn({ err, superseded_run_id: oldRunId }, "could not send cancel to the superseded run"));
   }
 
   /**
