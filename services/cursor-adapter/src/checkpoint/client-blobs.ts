@@ -15,8 +15,8 @@ export class ClientBlobs {
   /** key -> undefined when held by the client, else the SET acknowledgement. */
   readonly #known = new Map<string, Promise<void> | undefined>();
   readonly #acked = new Set<string>();
-  readonly #opened: Promise<void> | undefined;
-  #open: boolean;
+  /** Until it resolves, SETs wait for it; undefined from then on. */
+  #opened: Promise<void> | undefined;
 
   /**
    * SETs go out as they are put, or with `opened` once it resolves, in the
@@ -25,9 +25,8 @@ export class ClientBlobs {
   constructor(kv: KvChannel, opened?: Promise<void>) {
     this.#kv = kv;
     this.#opened = opened;
-    this.#open = opened === undefined;
     void opened?.then(() => {
-      this.#open = true;
+      this.#opened = undefined;
     });
   }
 
@@ -42,7 +41,7 @@ export class ClientBlobs {
     const id = blobIdOf(bytes);
     const key = blobKey(id);
     if (this.#known.has(key)) return id;
-    const sent = this.#open || this.#opened === undefined ? this.#kv.set(id, bytes) : this.#opened.then(() => this.#kv.set(id, bytes));
+    const sent = this.#opened === undefined ? this.#kv.set(id, bytes) : this.#opened.then(() => this.#kv.set(id, bytes));
     const ack = sent.then(() => {
       this.#acked.add(key);
     });
