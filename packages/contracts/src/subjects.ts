@@ -45,6 +45,8 @@ export interface BusNames {
   readonly allEdgeRouteQueries: string;
   /** NATS KV bucket of the provider gateway's HTTP front: replay state its clients cannot carry. */
   readonly inboundReplayBucket: string;
+  /** NATS object store bucket holding bus payloads too large for one NATS message (bus-payloads.ts of @byok/platform). */
+  readonly payloadsBucket: string;
   /**
    * JetStream key-value bucket in which one client adapter keeps its own
    * per-session state (what its protocol needs beyond the stored history);
@@ -91,6 +93,7 @@ export function busNames(prefix = "byok"): BusNames {
     edgeRouteQuery: (requestId) => `${prefix}.edge.route-query.${assertSubjectToken(requestId, "request id")}`,
     allEdgeRouteQueries: `${prefix}.edge.route-query.*`,
     inboundReplayBucket: `${upper}_INBOUND_REPLAY`,
+    payloadsBucket: `${upper}_PAYLOADS`,
     clientSessionsBucket: (client) => {
       if (!/^[a-z0-9]+$/.test(client)) throw new Error(`client name is not [a-z0-9]+: ${JSON.stringify(client)}`);
       return `${upper}_SESSIONS_${client.toUpperCase()}`;

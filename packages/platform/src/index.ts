@@ -5,6 +5,7 @@
  * registry with its ops listener, binding a listener, and exact USD amounts.
  */
 export { BusError, busRequest, serveRequests } from "./bus-rpc.ts";
+export { BusPayloads, PayloadFailure, PAYLOAD_REF_HEADER, type OutgoingPayload, type PayloadFailureKind, type ReceivedPayload } from "./bus-payloads.ts";
 export type { BusErrorKind, ServeOptions } from "./bus-rpc.ts";
 export {
   ConfigError,

@@ -23,7 +23,7 @@ import {
   type RunId,
   type StateEvent,
 } from "@byok/contracts";
-import type { Logger, NatsConnection } from "@byok/platform";
+import { BusPayloads, type Logger, type NatsConnection } from "@byok/platform";
 
 export type StateAckInit = MessageInitShape<typeof StateAckSchema>;
 
@@ -64,13 +64,16 @@ export async function openRunBus(nc: NatsConnection, names: BusNames, runId: Run
   });
 
   const inFlight = new Set<Promise<void>>();
+  const payloads = BusPayloads.of(nc, names);
   const state = nc.subscribe(names.runState(runId), {
     callback: (err, msg) => {
       if (err) return log.warn({ err }, "run state subscription error");
       const answered = (async () => {
         let ack: StateAckInit;
         try {
-          ack = await handlers.onStateEvent(fromBinary(StateEventSchema, msg.data));
+          // A state event too large for one NATS message arrives as a reference to the payload bucket.
+          const data = BusPayloads.isReference(msg) ? await payloads.incoming(msg) : msg.data;
+          ack = await handlers.onStateEvent(fromBinary(StateEventSchema, data));
         } catch (error) {
           log.error({ err: error }, "state event handling failed");
           ack = { ok: false, error: error instanceof Error ? error.message : String(error) };
@@ -112,13 +115,16 @@ const PUBLISH_RETRY_PAUSE_MS = 100;
  * passed. The Nats-Msg-Id makes a repeat of a message the stream already has a
  * no-op. A closed connection ends the attempts at once.
  */
-async function publishDurably(nc: NatsConnection, subject: string, data: Uint8Array, msgID: string, deadlineMs: number): Promise<void> {
+async function publishDurably(nc: NatsConnection, names: BusNames, subject: string, payload: Uint8Array, msgID: string, deadlineMs: number): Promise<void> {
   const js = jetstream(nc);
   const deadline = Date.now() + deadlineMs;
+  // A message too large for NATS (a large tool result, images in a prompt) is stored once and referenced by every attempt.
+  const payloads = BusPayloads.of(nc, names);
+  const { data, headers } = payloads.tooLarge(payload) ? await payloads.outgoing(payload) : { data: payload, headers: undefined };
   for (;;) {
     const remaining = deadline - Date.now();
     try {
-      await js.publish(subject, data, { msgID, timeout: Math.max(1, Math.min(PUBLISH_ATTEMPT_TIMEOUT_MS, remaining)) });
+      await js.publish(subject, data, { msgID, timeout: Math.max(1, Math.min(PUBLISH_ATTEMPT_TIMEOUT_MS, remaining)), ...(headers === undefined ? {} : { headers }) });
       return;
     } catch (error) {
       if (nc.isClosed() || deadline - Date.now() <= PUBLISH_RETRY_PAUSE_MS) throw error;
@@ -130,7 +136,7 @@ async function publishDurably(nc: NatsConnection, subject: string, data: Uint8Ar
 /** Publishes the run on the work queue (Nats-Msg-Id = run_id); sent again until `deadlineMs` (RUN_PUBLISH_DEADLINE_MS). */
 export async function publishPreparedRun(nc: NatsConnection, names: BusNames, run: PreparedRun, deadlineMs: number): Promise<void> {
   try {
-    await publishDurably(nc, names.runStart, toBinary(PreparedRunSchema, run), run.runId, deadlineMs);
+    await publishDurably(nc, names, names.runStart, toBinary(PreparedRunSchema, run), run.runId, deadlineMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish run ${run.runId}: ${(cause as Error).message}`, { cause });
   }
@@ -176,7 +182,7 @@ async function publishCommand(
 ): Promise<void> {
   const command = create(ClientCommandSchema, init);
   try {
-    await publishDurably(nc, names.runCommands(runId), toBinary(ClientCommandSchema, command), init.commandId, deadlineMs);
+    await publishDurably(nc, names, names.runCommands(runId), toBinary(ClientCommandSchema, command), init.commandId, deadlineMs);
   } catch (cause) {
     throw new BusPublishError(`cannot publish ${what} for run ${runId}: ${(cause as Error).message}`, { cause });
   }

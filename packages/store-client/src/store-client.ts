@@ -49,7 +49,7 @@ import {
   type TeamRecord,
   type ToolRoundRecord,
 } from "@byok/contracts";
-import { BusError, busRequest, type NatsConnection } from "@byok/platform";
+import { BusError, BusPayloads, busRequest, type NatsConnection } from "@byok/platform";
 import { historyOf, type AppendedMessages, type CompactedHistory, type KnownHistory, type RevisionHistory } from "./revision-history.ts";
 import { failureKindOfBusError, failureKindOfStoreError, StoreFailure } from "./store-failure.ts";
 
@@ -117,12 +117,15 @@ export class StoreClient {
   readonly #nc: NatsConnection;
   readonly #names: BusNames;
   readonly #timeoutMs: number;
+  /** Requests and replies too large for one NATS message (a long history, a large tool result) go through the payload bucket. */
+  readonly #payloads: BusPayloads;
 
   /** `names`: the deployment's bus names (the store serves `names.store(operation)`). */
   constructor(nc: NatsConnection, names: BusNames, options: StoreClientOptions) {
     this.#nc = nc;
     this.#names = names;
     this.#timeoutMs = options.timeoutMs;
+    this.#payloads = BusPayloads.of(nc, names);
   }
 
   /** Any store operation: resolves with its response (without `error`), or throws StoreFailure. */
@@ -130,7 +133,7 @@ export class StoreClient {
     const op = STORE_OPERATIONS[operation] as StoreOperation<StoreOperations[K]["request"], StoreOperations[K]["response"]>;
     let response: StoreResponse<K>;
     try {
-      response = await busRequest(this.#nc, this.#names.store(op.name), op.request, request, op.response, { timeoutMs: this.#timeoutMs });
+      response = await busRequest(this.#nc, this.#names.store(op.name), op.request, request, op.response, { timeoutMs: this.#timeoutMs, payloads: this.#payloads });
     } catch (cause) {
       if (cause instanceof BusError) throw new StoreFailure(failureKindOfBusError(cause.kind), op.name, cause.message, { cause });
       throw cause;

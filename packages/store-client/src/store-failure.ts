@@ -71,12 +71,16 @@ export function failureKindOfStoreError(kind: StoreErrorKind): StoreFailureKind 
   }
 }
 
-/** The failure kind of a request the bus could not complete: only an undecodable reply is not `unavailable`. */
+/**
+ * The failure kind of a request the bus could not complete: only an undecodable reply is not `unavailable`
+ * (a large payload that could not be stored or read back is retried like a lost message).
+ */
 export function failureKindOfBusError(kind: BusErrorKind): StoreFailureKind {
   switch (kind) {
     case "timeout":
     case "no_responders":
     case "transport":
+    case "payload":
       return "unavailable";
     case "decode":
       return "internal";

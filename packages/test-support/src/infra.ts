@@ -71,8 +71,8 @@ export function createTestBus(natsUrl: string = NATS_URL): TestBus {
         const jsm = await jetstreamManager(nc);
         const upper = prefix.toUpperCase();
         for await (const info of jsm.streams.list()) {
-          // KV buckets live in streams named KV_<bucket>.
-          if (info.config.name.startsWith(`${upper}_`) || info.config.name.startsWith(`KV_${upper}_`)) await jsm.streams.delete(info.config.name);
+          // KV buckets live in streams named KV_<bucket>, object stores in OBJ_<bucket>.
+          if (info.config.name.startsWith(`${upper}_`) || info.config.name.startsWith(`KV_${upper}_`) || info.config.name.startsWith(`OBJ_${upper}_`)) await jsm.streams.delete(info.config.name);
         }
       } finally {
         await nc.close();

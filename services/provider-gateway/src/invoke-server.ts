@@ -23,6 +23,11 @@
  * may not use with failure CONFIG ("model_not_allowed"). Every admitted call
  * is settled with the usage the stream reported.
  *
+ * A request too large for one NATS message arrives as a reference to the
+ * payload bucket (bus-payloads.ts of @byok/platform) and is read from there; a
+ * bucket that cannot answer, or a payload that expired, ends the call with a
+ * retryable UNAVAILABLE before any upstream request.
+ *
  * Text and thinking deltas of one block that come within `deltaCoalesceMs` of
  * the last one sent travel as one ModelEvent (DeltaCoalescer of
  * @byok/model-stream): the first delta of a block goes out at once, any other
@@ -34,7 +39,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { encodeModelEventPart, isProviderCallId, joinFrameParts, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer, DeltaWindow } from "@byok/model-stream";
-import { ToolSetFailure, type Logger, type NatsConnection, type ToolSets } from "@byok/platform";
+import { BusPayloads, PayloadFailure, ToolSetFailure, type Logger, type NatsConnection, type ToolSets } from "@byok/platform";
 import { systemClock, type Clock } from "@byok/platform/clock";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
@@ -67,6 +72,8 @@ export interface InvokeServerOptions {
   readonly toolSets: ToolSets;
   /** The Prometheus series (metrics.ts); also the CallMetrics of this path. */
   readonly metrics: ProviderGatewayMetrics;
+  /** Where requests too large for one NATS message are read from (default: the deployment's payload bucket). */
+  readonly payloads?: BusPayloads;
 }
 
 export interface InvokeServer {
@@ -78,6 +85,7 @@ export interface InvokeServer {
 
 /** What the calls of one invoke server share: one delta window, one end-of-pass flush of their frames, one cancel subscription. */
 interface SharedByCalls {
+  readonly payloads: BusPayloads;
   readonly window: DeltaWindow;
   readonly endOfPass: EndOfPass;
   readonly cancels: CallCancels;
@@ -87,6 +95,7 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
   const { nc, names, log } = options;
   const running = new Map<Promise<void>, AbortController>();
   const shared: SharedByCalls = {
+    payloads: options.payloads ?? BusPayloads.of(nc, names),
     window: new DeltaWindow(options.clock ?? systemClock, options.deltaCoalesceMs ?? 0),
     endOfPass: new EndOfPass(),
     cancels: new CallCancels(nc, names, log),
@@ -175,9 +184,20 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
   const coalescer = new DeltaCoalescer<ModelEventBody>(publish, blockDeltaRule<ModelEventBody>(), shared.window);
   const send = (event: ModelEventBody): void => coalescer.push(event);
 
+  let data = msg.data;
+  if (BusPayloads.isReference(msg)) {
+    try {
+      data = await shared.payloads.incoming(msg);
+    } catch (error) {
+      if (!(error instanceof PayloadFailure)) throw error;
+      options.log.warn({ err: error }, "model request payload cannot be read");
+      send({ case: "failure", value: { kind: ModelFailureKind.UNAVAILABLE, message: error.message, retryable: true } });
+      return;
+    }
+  }
   let request: ModelRequest;
   try {
-    request = fromBinary(ModelRequestSchema, msg.data);
+    request = fromBinary(ModelRequestSchema, data);
   } catch (error) {
     send({ case: "failure", value: { kind: ModelFailureKind.INVALID_REQUEST, message: `undecodable ModelRequest: ${(error as Error).message}` } });
     return;

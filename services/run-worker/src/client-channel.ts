@@ -19,7 +19,7 @@ import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/p
 import { NoRespondersError, TimeoutError, type NatsConnection } from "@nats-io/transport-node";
 import { encodeClientEventPart, joinFrameParts, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer, DeltaWindow, type CoalescingRule } from "@byok/model-stream";
-import type { Logger } from "@byok/platform";
+import { BusPayloads, type Logger } from "@byok/platform";
 import { systemClock } from "@byok/platform/clock";
 import { ABORTED, raceAbort } from "./abort.ts";
 import type { ForwardedEvent } from "./model-cycle.ts";
@@ -84,6 +84,7 @@ export class ClientChannel {
   readonly #nc: NatsConnection;
   readonly #eventsSubject: string;
   readonly #stateSubject: string;
+  readonly #payloads: BusPayloads;
   readonly #ackTimeoutMs: number;
   readonly #log: Logger;
   readonly #coalescer: DeltaCoalescer<IndexedEvent>;
@@ -93,6 +94,7 @@ export class ClientChannel {
 
   constructor(nc: NatsConnection, names: BusNames, runId: RunId, ackTimeoutMs: number, log: Logger, options: ClientChannelOptions = {}) {
     this.#nc = nc;
+    this.#payloads = BusPayloads.of(nc, names);
     this.#eventsSubject = names.runEvents(runId);
     this.#stateSubject = names.runState(runId);
     this.#ackTimeoutMs = ackTimeoutMs;
@@ -185,7 +187,10 @@ export class ClientChannel {
     const event: StateEvent = create(StateEventSchema, init);
     let data: Uint8Array;
     try {
-      const reply = await this.#nc.request(this.#stateSubject, toBinary(StateEventSchema, event), { timeout: timeoutMs });
+      const bytes = toBinary(StateEventSchema, event);
+      // A state event too large for one NATS message (a large tool result in its round) goes through the payload bucket.
+      const outgoing = this.#payloads.tooLarge(bytes) ? await this.#payloads.outgoing(bytes) : { data: bytes, headers: undefined };
+      const reply = await this.#nc.request(this.#stateSubject, outgoing.data, { timeout: timeoutMs, ...(outgoing.headers === undefined ? {} : { headers: outgoing.headers }) });
       data = reply.data;
     } catch (err) {
       if (err instanceof TimeoutError) return { kind: "no_answer", reason: `no state ack within ${timeoutMs} ms` };

@@ -11,9 +11,12 @@
  * publishes to `names.providerCancel(call_id)` so the gateway aborts upstream.
  * The gateway's caller probes (header CALLER_PROBE_HEADER) are answered while
  * the call is open; once it ended the inbox is gone and the gateway stops.
+ * A request too large for one NATS message (a long history) goes through the
+ * payload bucket (bus-payloads.ts of @byok/platform); a bucket that cannot
+ * take it fails the call as a retryable `unavailable`.
  */
 import { toBinary } from "@bufbuild/protobuf";
-import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import {
   CALLER_PROBE_HEADER,
   decodeModelEventFrame,
@@ -24,7 +27,7 @@ import {
   type ModelEvent,
   type ModelRequest,
 } from "@byok/contracts";
-import type { Logger } from "@byok/platform";
+import { BusPayloads, type Logger } from "@byok/platform";
 import { systemClock, type Clock, type Timer } from "@byok/platform/clock";
 import { ModelCycle, type CycleOutcome, type ForwardedEvent } from "./model-cycle.ts";
 
@@ -42,14 +45,17 @@ export interface BusModelInvokerOptions {
   readonly log: Logger;
   /** Times the idle timeout (default: the system clock; tests pass a manual one). */
   readonly clock?: Clock;
+  /** Where requests too large for one NATS message go (default: the deployment's payload bucket). */
+  readonly payloads?: BusPayloads;
 }
 
 export function busModelInvoker(options: BusModelInvokerOptions): ModelInvoker {
-  return { invoke: (request, forward, signal) => invokeOverBus(options, request, forward, signal) };
+  const withPayloads = { ...options, payloads: options.payloads ?? BusPayloads.of(options.nc, options.names) };
+  return { invoke: (request, forward, signal) => invokeOverBus(withPayloads, request, forward, signal) };
 }
 
 function invokeOverBus(
-  options: BusModelInvokerOptions,
+  options: BusModelInvokerOptions & { readonly payloads: BusPayloads },
   request: ModelRequest,
   forward: (event: ForwardedEvent) => void,
   signal: AbortSignal,
@@ -136,11 +142,21 @@ function invokeOverBus(
     });
     signal.addEventListener("abort", onAbort, { once: true });
     armIdleTimer();
-    try {
-      nc.publish(names.providerInvoke, toBinary(ModelRequestSchema, request), { reply: inbox });
-    } catch (err) {
-      // e.g. the request exceeds the server's max payload: nothing was sent.
-      finish(cycle.abandon("protocol", ModelFailureKind.PROTOCOL, `could not send the model request: ${(err as Error).message}`, false));
-    }
+    const bytes = toBinary(ModelRequestSchema, request);
+    const send = (data: Uint8Array, headers?: MsgHdrs): void => {
+      if (settled) return;
+      try {
+        nc.publish(names.providerInvoke, data, { reply: inbox, ...(headers === undefined ? {} : { headers }) });
+      } catch (err) {
+        // e.g. the connection is closed: nothing was sent.
+        finish(cycle.abandon("protocol", ModelFailureKind.PROTOCOL, `could not send the model request: ${(err as Error).message}`, false));
+      }
+    };
+    if (!options.payloads.tooLarge(bytes)) send(bytes);
+    else
+      options.payloads.outgoing(bytes).then(
+        (outgoing) => send(outgoing.data, outgoing.headers),
+        (err: unknown) => fail(ModelFailureKind.UNAVAILABLE, `could not store the model request (${bytes.length} bytes): ${(err as Error).message}`, true),
+      );
   });
 }

@@ -24,7 +24,7 @@ import {
   type Usage,
 } from "@byok/contracts";
 import type { DeltaWindow } from "@byok/model-stream";
-import { ToolSetFailure, type Logger, type ToolSets } from "@byok/platform";
+import { BusPayloads, PayloadFailure, ToolSetFailure, type Logger, type ToolSets } from "@byok/platform";
 import { StoreFailure, type BegunRun, type StoreClient } from "@byok/store-client";
 import { ClientChannel } from "./client-channel.ts";
 import type { CompactionConfig } from "./compaction.ts";
@@ -145,9 +145,20 @@ export class RunActor {
   }
 
   async #handle(): Promise<Settlement> {
+    let data = this.#msg.data;
+    if (BusPayloads.isReference(this.#msg)) {
+      // A run too large for one NATS message (e.g. a user message with large images): its payload stays for redeliveries.
+      try {
+        data = await BusPayloads.of(this.#deps.nc, this.#deps.names).incoming(this.#msg, { keep: true });
+      } catch (err) {
+        if (!(err instanceof PayloadFailure)) throw err;
+        this.#log.error({ err }, err.kind === "missing" ? "dropping a PreparedRun whose payload is gone" : "cannot read the PreparedRun's payload; retrying later");
+        return err.kind === "missing" ? "term" : "retry_later";
+      }
+    }
     let prepared: PreparedRun;
     try {
-      prepared = fromBinary(PreparedRunSchema, this.#msg.data);
+      prepared = fromBinary(PreparedRunSchema, data);
     } catch (err) {
       this.#log.error({ err }, "dropping an undecodable PreparedRun");
       return "term";

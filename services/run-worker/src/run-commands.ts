@@ -35,10 +35,10 @@
  * (no commit cause tells the client about them): they are logged and skipped.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { PubHeaders, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { ClientCommandSchema, runCommandIds, type BusNames, type ClientCommand, type FailureKind, type RunId, type ToolResult } from "@byok/contracts";
-import { onReconnect, type Logger } from "@byok/platform";
+import { BusPayloads, onReconnect, PayloadFailure, type Logger } from "@byok/platform";
 import { ABORTED } from "./abort.ts";
 import { assertNever } from "./assert-never.ts";
 
@@ -155,13 +155,26 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
         log.warn({ err }, "run command subscription error");
         return;
       }
-      const command = decode(msg.data);
-      if (command === undefined || applied.has(command.commandId)) return;
-      rung.add(command.commandId);
+      // A command too large for one NATS message names its payload; its id is its message id (publishDurably).
+      const commandId = BusPayloads.isReference(msg) ? msg.headers?.get(PubHeaders.MsgIdHdr) : decode(msg.data)?.commandId;
+      if (commandId === undefined || applied.has(commandId)) return;
+      rung.add(commandId);
       void read();
     },
   });
 
+  const payloads = BusPayloads.of(nc, names);
+  const storedData = async (stored: StoredMsg): Promise<Uint8Array | undefined> => {
+    const received = { data: stored.data, headers: stored.header };
+    if (!BusPayloads.isReference(received)) return stored.data;
+    try {
+      return await payloads.incoming(received, { keep: true });
+    } catch (err) {
+      if (!(err instanceof PayloadFailure) || err.kind !== "missing") throw err;
+      log.error({ err, stream_seq: stored.seq }, "skipping a run command whose payload is gone");
+      return undefined;
+    }
+  };
   /** The stream sequence the last read ended at: the next read starts after it. */
   let readTo = 0;
   const readStored = async (): Promise<void> => {
@@ -171,8 +184,10 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
       // next_by_subj is not in the library's MsgRequest type; the server (2.9+) answers it on STREAM.MSG.GET.
       const stored = await jsm.streams.getMessage(names.commandsStream, { next_by_subj: subject, seq: readTo + 1 } as unknown as { seq: number });
       if (stored === null) return;
+      // A stored payload stays for later reads; one that is gone (older than the stream's age limit) is skipped.
+      const data = await storedData(stored);
       readTo = stored.seq;
-      apply(stored.data);
+      if (data !== undefined) apply(data);
     }
   };
   const pause = (ms: number): Promise<unknown> => Promise.race([new Promise((resolve) => setTimeout(resolve, ms)), closedSignal]);

@@ -14,7 +14,7 @@ import {
   type StoreOperation,
   type StoreOperations,
 } from "@byok/contracts";
-import { serveRequests, type Logger, type NatsConnection } from "@byok/platform";
+import { BusPayloads, PayloadFailure, serveRequests, type Logger, type NatsConnection } from "@byok/platform";
 import type { Subscription } from "@nats-io/transport-node";
 import { DatabaseFailure } from "./database.ts";
 import type { StoreMetrics } from "./metrics.ts";
@@ -41,8 +41,9 @@ function requestBindings(request: object): Record<string, string> {
   return bindings;
 }
 
-/** An unreachable database is UNAVAILABLE (callers may retry); anything else thrown is INTERNAL. */
+/** An unreachable database or payload bucket is UNAVAILABLE (callers may retry); anything else thrown is INTERNAL. */
 function internalErrorKind(error: unknown): StoreErrorKind {
+  if (error instanceof PayloadFailure) return StoreErrorKind.UNAVAILABLE;
   return error instanceof DatabaseFailure && error.kind === "unavailable" ? StoreErrorKind.UNAVAILABLE : StoreErrorKind.INTERNAL;
 }
 
@@ -54,6 +55,8 @@ function internalErrorMessage(error: unknown): string {
 export function serveStoreOperations(nc: NatsConnection, names: BusNames, handlers: Handlers, log: Logger, metrics: StoreMetrics): StoreBusServer {
   const inFlight = new Set<Promise<unknown>>();
   const subscriptions: Subscription[] = [];
+  // Requests and replies too large for one NATS message (a long history, a large tool result).
+  const payloads = BusPayloads.of(nc, names);
 
   function serve<I extends DescMessage, O extends DescMessage>(
     operation: StoreOperation<I, O>,
@@ -88,7 +91,7 @@ export function serveStoreOperations(nc: NatsConnection, names: BusNames, handle
         }
       },
       (error) => errorResponse({ kind: internalErrorKind(error), message: internalErrorMessage(error) }),
-      { queue: QUEUE_GROUPS.store, log: opLog },
+      { queue: QUEUE_GROUPS.store, log: opLog, payloads },
     );
     subscriptions.push(subscription);
   }

@@ -24,7 +24,7 @@ import {
   type BusNames,
   type RunId,
 } from "@byok/contracts";
-import { BusError, busRequest, type Logger } from "@byok/platform";
+import { BusError, BusPayloads, busRequest, PayloadFailure, type Logger } from "@byok/platform";
 import { parseConnectCode, type ConnectCode } from "./session-port.ts";
 import type { AppendOutcome } from "./run-registry.ts";
 import type { ForwardResult, OwnerHandlers, PeerLink, ProbeResult, RoutedAppend, ServedRun } from "./peer-link.ts";
@@ -35,6 +35,8 @@ const PROBE_TIMEOUT_MS = 2_000;
 type ReplyInit = MessageInitShape<typeof AdapterPeerReplySchema>;
 
 export function natsPeerLink(nc: NatsConnection, names: BusNames, log: Logger): PeerLink {
+  // A forwarded append can carry a large tool result: over one NATS message it goes through the payload bucket.
+  const payloads = BusPayloads.of(nc, names);
   return {
     async probe(requestId, memberId): Promise<ProbeResult> {
       try {
@@ -64,7 +66,7 @@ export function natsPeerLink(nc: NatsConnection, names: BusNames, log: Logger): 
             log.error({ err, request_id: requestId }, "run owner subscription failed");
             return;
           }
-          void answer(requestId, msg, handlers, log);
+          void answer(requestId, msg, payloads, handlers, log);
         },
       });
       // No flush first: the server handles this connection's SUB before the announcement after it,
@@ -90,7 +92,7 @@ export function natsPeerLink(nc: NatsConnection, names: BusNames, log: Logger): 
             },
           },
           AdapterPeerReplySchema,
-          { timeoutMs },
+          { timeoutMs, payloads },
         );
         return { kind: "answered", outcome: outcomeOf(reply) };
       } catch (err) {
@@ -106,10 +108,10 @@ export function natsPeerLink(nc: NatsConnection, names: BusNames, log: Logger): 
   };
 }
 
-async function answer(requestId: RunId, msg: Msg, handlers: OwnerHandlers, log: Logger): Promise<void> {
+async function answer(requestId: RunId, msg: Msg, payloads: BusPayloads, handlers: OwnerHandlers, log: Logger): Promise<void> {
   let reply: ReplyInit;
   try {
-    const request = fromBinary(AdapterPeerRequestSchema, msg.data);
+    const request = fromBinary(AdapterPeerRequestSchema, BusPayloads.isReference(msg) ? await payloads.incoming(msg) : msg.data);
     const kind = request.kind;
     switch (kind.case) {
       case "append": {
@@ -148,7 +150,10 @@ async function answer(requestId: RunId, msg: Msg, handlers: OwnerHandlers, log: 
     }
   } catch (err) {
     log.error({ err, request_id: requestId }, "forwarded request failed");
-    reply = rejectedReply("internal", "the owning adapter instance failed to handle the append");
+    reply =
+      err instanceof PayloadFailure
+        ? rejectedReply("unavailable", "the forwarded append's payload could not be read; send it again")
+        : rejectedReply("internal", "the owning adapter instance failed to handle the append");
   }
   if (msg.reply) msg.respond(toBinary(AdapterPeerReplySchema, create(AdapterPeerReplySchema, reply)));
 }

@@ -1,0 +1,152 @@
+/**
+ * Bus payloads larger than one NATS message may be. A NATS server refuses a
+ * message over its max_payload (1 MiB unless configured otherwise), and what
+ * the services send grows with the conversation: a ModelRequest carries the
+ * whole history, revision.messages answers with it, a tool result carries a
+ * whole file. Such a payload is stored in a JetStream object store bucket
+ * (`names.payloadsBucket`, chunked by the object store) and the message
+ * carries only its name in the PAYLOAD_REF_HEADER header, with an empty body.
+ * The receiver of a request or reply reads it back and removes it; a message
+ * kept in a stream (a PreparedRun, a run command) may be read again, so its
+ * readers leave the payload, which expires after PAYLOAD_TTL_MS like the
+ * streams' own messages. What no receiver read (its requester gave up)
+ * expires the same way. The bucket refuses new payloads once full (discard new).
+ *
+ * A payload that fits travels inline as before, without any I/O here: the
+ * check is one comparison, so the usual small messages pay nothing.
+ */
+import { randomUUID } from "node:crypto";
+import { StorageType } from "@nats-io/jetstream";
+import { Objm, type ObjectStore } from "@nats-io/obj";
+import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import type { BusNames } from "@byok/contracts";
+import { autoStreamReplicas } from "./run-streams.ts";
+
+/** Header naming the object that holds a message's payload. */
+export const PAYLOAD_REF_HEADER = "Byok-Payload-Ref";
+/** Room left in a message for its subject, reply subject and headers. */
+export const PAYLOAD_HEADROOM_BYTES = 16 * 1024;
+/** A stored payload is dropped after this long (the age limit of the RUNS and RUN_COMMANDS streams). */
+export const PAYLOAD_TTL_MS = 60 * 60_000;
+/** Bytes the bucket may hold (read payloads are removed at once). */
+export const PAYLOADS_MAX_BYTES = 512 * 1024 * 1024;
+
+export type PayloadFailureKind = "unreachable" | "missing";
+
+/** A stored payload that cannot be written or read: "missing" = expired or never stored, "unreachable" = JetStream did not answer. */
+export class PayloadFailure extends Error {
+  override readonly name = "PayloadFailure";
+  readonly kind: PayloadFailureKind;
+  constructor(kind: PayloadFailureKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = kind;
+  }
+}
+
+/** What goes on the bus for a payload: the payload itself, or an empty body with the reference header. */
+export interface OutgoingPayload {
+  readonly data: Uint8Array;
+  readonly headers: MsgHdrs | undefined;
+}
+
+/** The parts of a received NATS message a payload is read from. */
+export interface ReceivedPayload {
+  readonly data: Uint8Array;
+  readonly headers?: MsgHdrs | undefined;
+}
+
+export interface BusPayloadsOptions {
+  /** Largest payload sent inline (default: the server's max_payload less PAYLOAD_HEADROOM_BYTES). */
+  readonly inlineLimit?: number;
+}
+
+const shared = new WeakMap<NatsConnection, Map<string, BusPayloads>>();
+
+export class BusPayloads {
+  readonly #nc: NatsConnection;
+  readonly #bucket: string;
+  readonly #inlineLimit: number | undefined;
+  #store: Promise<ObjectStore> | undefined;
+
+  constructor(nc: NatsConnection, names: BusNames, options: BusPayloadsOptions = {}) {
+    this.#nc = nc;
+    this.#bucket = names.payloadsBucket;
+    this.#inlineLimit = options.inlineLimit;
+  }
+
+  /** Largest payload that travels inline. */
+  get inlineLimit(): number {
+    return this.#inlineLimit ?? (this.#nc.info?.max_payload ?? 1024 * 1024) - PAYLOAD_HEADROOM_BYTES;
+  }
+
+  /** Whether `data` is too large to travel inline. */
+  tooLarge(data: Uint8Array): boolean {
+    return data.length > this.inlineLimit;
+  }
+
+  /** `data` as it goes on the bus: inline when it fits, else stored and referenced. */
+  async outgoing(data: Uint8Array): Promise<OutgoingPayload> {
+    if (!this.tooLarge(data)) return { data, headers: undefined };
+    const name = randomUUID();
+    try {
+      const store = await this.#open();
+      await store.putBlob({ name }, data);
+    } catch (cause) {
+      throw new PayloadFailure("unreachable", `cannot store a payload of ${data.length} bytes: ${(cause as Error).message}`, { cause });
+    }
+    const headers = natsHeaders();
+    headers.set(PAYLOAD_REF_HEADER, name);
+    return { data: new Uint8Array(0), headers };
+  }
+
+  /** Whether a received message references a stored payload. */
+  static isReference(msg: ReceivedPayload): boolean {
+    return msg.data.length === 0 && msg.headers?.has(PAYLOAD_REF_HEADER) === true;
+  }
+
+  /**
+   * The payload of a received message: its data, or the stored payload it names, removed once read
+   * unless `keep` (a stream's message, which may be read again).
+   */
+  async incoming(msg: ReceivedPayload, options: { keep?: boolean } = {}): Promise<Uint8Array> {
+    if (!BusPayloads.isReference(msg)) return msg.data;
+    const name = msg.headers!.get(PAYLOAD_REF_HEADER);
+    let data: Uint8Array | null;
+    let store: ObjectStore;
+    try {
+      store = await this.#open();
+      data = await store.getBlob(name);
+    } catch (cause) {
+      throw new PayloadFailure("unreachable", `cannot read stored payload ${name}: ${(cause as Error).message}`, { cause });
+    }
+    if (data === null) throw new PayloadFailure("missing", `stored payload ${name} is gone (expired after ${PAYLOAD_TTL_MS / 60_000} min or never stored)`);
+    if (options.keep === true) return data;
+    // A payload that cannot be removed now expires on its own.
+    store.delete(name).catch(() => undefined);
+    return data;
+  }
+
+  /** One instance per connection and bucket, so that the bucket is opened once per process. */
+  static of(nc: NatsConnection, names: BusNames): BusPayloads {
+    let byBucket = shared.get(nc);
+    if (byBucket === undefined) shared.set(nc, (byBucket = new Map()));
+    let payloads = byBucket.get(names.payloadsBucket);
+    if (payloads === undefined) byBucket.set(names.payloadsBucket, (payloads = new BusPayloads(nc, names)));
+    return payloads;
+  }
+
+  #open(): Promise<ObjectStore> {
+    this.#store ??= new Objm(this.#nc)
+      .create(this.#bucket, {
+        ttl: PAYLOAD_TTL_MS * 1_000_000,
+        storage: StorageType.File,
+        replicas: autoStreamReplicas(this.#nc.info),
+        max_bytes: PAYLOADS_MAX_BYTES,
+      })
+      .catch((err: unknown) => {
+        this.#store = undefined;
+        throw err;
+      });
+    return this.#store;
+  }
+}
