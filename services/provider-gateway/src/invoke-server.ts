@@ -23,6 +23,11 @@
  * may not use with failure CONFIG ("model_not_allowed"). Every admitted call
  * is settled with the usage the stream reported.
  *
+ * A request may carry only what follows the history of the conversation's
+ * last request (history_base): the gateway puts the whole history together
+ * from what it holds (held-histories.ts), or ends the call at once with
+ * HISTORY_BASE_UNKNOWN, and the caller sends it again whole.
+ *
  * A request too large for one NATS message arrives as a reference to the
  * payload bucket (bus-payloads.ts of @byok/platform) and is read from there; a
  * bucket that cannot answer, or a payload that expired, ends the call with a
@@ -46,6 +51,7 @@ import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounti
 import { estimateRequestTokens } from "./accounting/estimate-tokens.ts";
 import { CallCancels } from "./call-cancels.ts";
 import { EndOfPass } from "./end-of-pass.ts";
+import { HeldHistories } from "./held-histories.ts";
 import type { BoundAdapter } from "./adapters/adapter.ts";
 import { probeCaller } from "./caller-probe.ts";
 import type { ModelEventBody } from "./events.ts";
@@ -86,6 +92,7 @@ export interface InvokeServer {
 /** What the calls of one invoke server share: one delta window, one end-of-pass flush of their frames, one cancel subscription. */
 interface SharedByCalls {
   readonly payloads: BusPayloads;
+  readonly histories: HeldHistories;
   readonly window: DeltaWindow;
   readonly endOfPass: EndOfPass;
   readonly cancels: CallCancels;
@@ -96,6 +103,7 @@ export function serveModelCalls(options: InvokeServerOptions): InvokeServer {
   const running = new Map<Promise<void>, AbortController>();
   const shared: SharedByCalls = {
     payloads: options.payloads ?? BusPayloads.of(nc, names),
+    histories: new HeldHistories(),
     window: new DeltaWindow(options.clock ?? systemClock, options.deltaCoalesceMs ?? 0),
     endOfPass: new EndOfPass(),
     cancels: new CallCancels(nc, names, log),
@@ -202,6 +210,13 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
     send({ case: "failure", value: { kind: ModelFailureKind.INVALID_REQUEST, message: `undecodable ModelRequest: ${(error as Error).message}` } });
     return;
   }
+  const history = shared.histories.resolve(request);
+  if (history.kind === "base_unknown") {
+    send({ case: "failure", value: { kind: ModelFailureKind.HISTORY_BASE_UNKNOWN, message: history.message, retryable: true } });
+    return;
+  }
+  request.messages = history.messages;
+  request.historyBase = undefined;
   if (request.prompt !== undefined && request.prompt.toolsDigest.length > 0 && request.prompt.tools.length === 0) {
     try {
       request.prompt = await options.toolSets.resolve(request.prompt);

@@ -243,7 +243,7 @@ export class RunEngine {
       const log = this.#deps.log.child({ call_id: request.callId });
       log.info({ messages: request.messages.length, early: early !== undefined }, "model call");
       const forward = (event: ForwardedEvent): void => client.emit(clientIndex, event);
-      const outcome = await (early === undefined ? invoker.invoke(request, forward, signal) : early.adopt(forward));
+      const outcome = await (early === undefined ? invoker.invoke(request, forward, signal, this.#history.asStored) : early.adopt(forward));
       switch (outcome.kind) {
         case "cancelled":
           throw new RunInterrupted("model call cancelled");

@@ -9,7 +9,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { connect, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
-import { busNames, CALLER_PROBE_HEADER, encodeModelEventFrame, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
+import { busNames, CALLER_PROBE_HEADER, encodeModelEventFrame, MessageSchema, ModelEventSchema, ModelFailureKind, ModelRequestSchema, parseProviderCallId, StopReason, type BusNames, type ModelRequest } from "@byok/contracts";
 import { silentLogger } from "@byok/platform";
 import { createTestBus, NATS_URL, waitFor } from "@byok/test-support/infra";
 import { ManualClock } from "@byok/test-support/manual-clock";
@@ -202,5 +202,40 @@ describe("model invocation over the bus", () => {
     abort.abort();
     expect((await outcome).kind).toBe("cancelled");
     expect(await cancelSeen).toBe(names.providerCancel(parseProviderCallId("run-a:1")));
+  });
+
+  it("sends only what follows the history it sent before, and the whole history again when the gateway does not hold that base", async () => {
+    const seen: ModelRequest[] = [];
+    /** The gateway's answer per request, in order: "base_unknown" or a text answer. */
+    const answers: Array<"base_unknown" | "text"> = ["text", "base_unknown", "text", "text"];
+    await gatewayPeer((request, msg) => {
+      seen.push(request);
+      if (answers[seen.length - 1] === "base_unknown")
+        msg.respond(frame(1, { case: "failure", value: { kind: ModelFailureKind.HISTORY_BASE_UNKNOWN, message: "not held", retryable: true } }));
+      else TEXT_ANSWER.forEach((event, i) => msg.respond(frame(i + 1, event)));
+    });
+    const invoker = busModelInvoker({ nc, names, idleTimeoutMs: 5_000, log: silentLogger(), clock: new ManualClock() });
+    const text = (t: string) => create(MessageSchema, { body: { case: "user", value: { content: [{ part: { case: "text", value: { text: t } } }] } } });
+    const messages = ["one", "two", "three", "four", "five", "six"].map(text);
+    const call = async (index: number, count: number, revisionId: string) => {
+      const forwarded: ForwardedEvent[] = [];
+      const request = create(ModelRequestSchema, { callId: `run-a:${index}`, runId: "run-a", conversationId: "conv-a", messages: messages.slice(0, count) });
+      const history = { revisionId, messageIds: messages.slice(0, count).map((_, i) => `m${i}`) };
+      const outcome = await invoker.invoke(request, (e) => forwarded.push(e), new AbortController().signal, history);
+      expect(outcome.kind).toBe("completed");
+      // Only the answer that completed reached the run (the refused attempt forwards nothing).
+      expect(forwarded.map((e) => e.case)).toEqual(["textStart", "textDelta", "textEnd", "usage"]);
+    };
+
+    await call(1, 2, "rev-2");
+    await call(2, 4, "rev-4"); // refused once, then whole
+    await call(3, 6, "rev-6");
+    expect(seen.map((r) => [r.historyBase?.revisionId ?? "", r.historyBase?.messageCount ?? 0, r.messages.length, r.historyRevisionId])).toEqual([
+      ["", 0, 2, "rev-2"],
+      ["rev-2", 2, 2, "rev-4"],
+      ["", 0, 4, "rev-4"],
+      ["rev-4", 4, 2, "rev-6"],
+    ]);
+    expect(seen[3]!.messages.map((m) => (m.body.value as { content: Array<{ part: { value: { text: string } } }> }).content[0]!.part.value.text)).toEqual(["five", "six"]);
   });
 });

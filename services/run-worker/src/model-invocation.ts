@@ -14,6 +14,13 @@
  * A request too large for one NATS message (a long history) goes through the
  * payload bucket (bus-payloads.ts of @byok/platform); a bucket that cannot
  * take it fails the call as a retryable `unavailable`.
+ *
+ * History by reference: a call that names the stored history its messages are
+ * (RequestHistory) sends only what follows the history this worker last sent
+ * for the conversation, when that one is a prefix of it (sent-histories.ts);
+ * the gateway holds the rest. A gateway that does not hold it answers
+ * HISTORY_BASE_UNKNOWN as its only event, and the call goes out again whole
+ * on a new inbox; nothing of the first attempt reaches the run.
  */
 import { toBinary } from "@bufbuild/protobuf";
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
@@ -30,12 +37,18 @@ import {
 import { BusPayloads, type Logger } from "@byok/platform";
 import { systemClock, type Clock, type Timer } from "@byok/platform/clock";
 import { ModelCycle, type CycleOutcome, type ForwardedEvent } from "./model-cycle.ts";
+import { requestOnWire } from "./model-request.ts";
+import { SentHistories, type RequestHistory } from "./sent-histories.ts";
 
 export type InvocationOutcome = CycleOutcome | { readonly kind: "cancelled" };
 
 export interface ModelInvoker {
-  invoke(request: ModelRequest, forward: (event: ForwardedEvent) => void, signal: AbortSignal): Promise<InvocationOutcome>;
+  /** `history`: the stored history `request.messages` are, when they are one (then only what is new may travel). */
+  invoke(request: ModelRequest, forward: (event: ForwardedEvent) => void, signal: AbortSignal, history?: RequestHistory): Promise<InvocationOutcome>;
 }
+
+/** The gateway did not hold the history the request named as its base. */
+type BusAttempt = InvocationOutcome | { readonly kind: "base_unknown" };
 
 export interface BusModelInvokerOptions {
   readonly nc: NatsConnection;
@@ -51,7 +64,28 @@ export interface BusModelInvokerOptions {
 
 export function busModelInvoker(options: BusModelInvokerOptions): ModelInvoker {
   const withPayloads = { ...options, payloads: options.payloads ?? BusPayloads.of(options.nc, options.names) };
-  return { invoke: (request, forward, signal) => invokeOverBus(withPayloads, request, forward, signal) };
+  const sent = new SentHistories();
+  return {
+    async invoke(request, forward, signal, history) {
+      if (history === undefined) return whole(await invokeOverBus(withPayloads, request, forward, signal));
+      const conversationId = request.conversationId;
+      const base = sent.baseFor(conversationId, history);
+      let attempt = await invokeOverBus(withPayloads, requestOnWire(request, base, history.revisionId), forward, signal);
+      if (attempt.kind === "base_unknown") {
+        options.log.debug({ call_id: request.callId, base_revision_id: base?.revisionId }, "the gateway does not hold the history base; sending the whole history");
+        sent.forget(conversationId);
+        attempt = await invokeOverBus(withPayloads, requestOnWire(request, undefined, history.revisionId), forward, signal);
+      }
+      if (attempt.kind !== "base_unknown") sent.sent(conversationId, history);
+      return whole(attempt);
+    },
+  };
+}
+
+/** A gateway that answers a whole request with HISTORY_BASE_UNKNOWN breaks the contract: the call failed. */
+function whole(attempt: BusAttempt): InvocationOutcome {
+  if (attempt.kind !== "base_unknown") return attempt;
+  return new ModelCycle().abandon("protocol", ModelFailureKind.PROTOCOL, "the provider gateway asked for a history base the request did not name", false);
 }
 
 function invokeOverBus(
@@ -59,18 +93,18 @@ function invokeOverBus(
   request: ModelRequest,
   forward: (event: ForwardedEvent) => void,
   signal: AbortSignal,
-): Promise<InvocationOutcome> {
+): Promise<BusAttempt> {
   const { nc, names, idleTimeoutMs } = options;
   const clock = options.clock ?? systemClock;
   const log = options.log.child({ call_id: request.callId });
   const cycle = new ModelCycle();
   if (signal.aborted) return Promise.resolve({ kind: "cancelled" });
-  return new Promise<InvocationOutcome>((resolve) => {
+  return new Promise<BusAttempt>((resolve) => {
     let expectedSeq = 1n;
     let settled = false;
     let idleTimer: Timer | undefined;
 
-    const finish = (outcome: InvocationOutcome): void => {
+    const finish = (outcome: BusAttempt): void => {
       if (settled) return;
       settled = true;
       idleTimer?.cancel();
@@ -115,6 +149,11 @@ function invokeOverBus(
         return;
       }
       armIdleTimer();
+      const first = events[0];
+      if (first?.seq === 1n && first.event.case === "failure" && first.event.value.kind === ModelFailureKind.HISTORY_BASE_UNKNOWN && request.historyBase !== undefined) {
+        finish({ kind: "base_unknown" });
+        return;
+      }
       for (const event of events) {
         if (event.seq !== expectedSeq) {
           fail(ModelFailureKind.UNAVAILABLE, `model event sequence gap: expected ${expectedSeq}, got ${event.seq}`, true);

@@ -8,7 +8,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { promptForWire } from "@byok/platform";
-import { ModelRequestSchema, providerCallId, type Message, type RunClientKind, type ModelRequest, type ModelSpec, type PreparedRun, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
+import { ModelRequestSchema, providerCallId, type HistoryBase, type Message, type RunClientKind, type ModelRequest, type ModelSpec, type PreparedRun, type PromptSpec, type ProviderCallIndex, type RunId } from "@byok/contracts";
 
 export interface RunModelContext {
   readonly runId: RunId;
@@ -42,5 +42,24 @@ export function buildModelRequest(run: RunModelContext, history: readonly Messag
     ...(run.prompt === undefined ? {} : { prompt: promptForWire(run.prompt) }),
     messages: [...history],
     clientKind: run.clientKind,
+  });
+}
+
+/**
+ * `request` as it goes on the bus when the gateway holds the history of `base`: only the messages after
+ * it travel. `historyRevisionId` names the revision whose whole history the request's messages are.
+ */
+export function requestOnWire(request: ModelRequest, base: HistoryBase | undefined, historyRevisionId: string): ModelRequest {
+  return create(ModelRequestSchema, {
+    callId: request.callId,
+    runId: request.runId,
+    conversationId: request.conversationId,
+    memberId: request.memberId,
+    ...(request.spec === undefined ? {} : { spec: request.spec }),
+    ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
+    messages: base === undefined ? request.messages : request.messages.slice(base.messageCount),
+    clientKind: request.clientKind,
+    ...(base === undefined ? {} : { historyBase: base }),
+    historyRevisionId,
   });
 }

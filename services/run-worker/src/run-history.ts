@@ -8,6 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import { ContextAnchorSchema, type Message } from "@byok/contracts";
 import type { KnownHistory, RevisionHistory, StoreClient } from "@byok/store-client";
 import type { ContextAnchor } from "./context-estimate.ts";
+import type { RequestHistory } from "./sent-histories.ts";
 
 export interface CompactedHead {
   readonly sourceRevisionId: string;
@@ -31,6 +32,13 @@ export class RunHistory {
   constructor(store: StoreClient, head: string) {
     this.#store = store;
     this.head = head;
+  }
+
+  /** `messages` as a stored history (its revision and message ids), when they are the whole history of the head. */
+  get asStored(): RequestHistory | undefined {
+    const known = this.#known;
+    if (known === undefined || known.revisionId !== this.head || known.history.messages !== this.messages) return undefined;
+    return { revisionId: known.revisionId, messageIds: known.history.messageIds };
   }
 
   /** The history last held, whole (for the next run of the conversation on this worker). */

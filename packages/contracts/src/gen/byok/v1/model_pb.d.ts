@@ -159,6 +159,32 @@ export declare type ToolSet = Message<"byok.v1.ToolSet"> & {
 export declare const ToolSetSchema: GenMessage<ToolSet>;
 
 /**
+ * A stored revision whose whole history the receiving gateway holds from an
+ * earlier request of the same conversation (history_revision_id there).
+ *
+ * @generated from message byok.v1.HistoryBase
+ */
+export declare type HistoryBase = Message<"byok.v1.HistoryBase"> & {
+  /**
+   * @generated from field: string revision_id = 1;
+   */
+  revisionId: string;
+
+  /**
+   * Messages in that history (the gateway checks what it holds against it).
+   *
+   * @generated from field: uint32 message_count = 2;
+   */
+  messageCount: number;
+};
+
+/**
+ * Describes the message byok.v1.HistoryBase.
+ * Use `create(HistoryBaseSchema)` to create a new message.
+ */
+export declare const HistoryBaseSchema: GenMessage<HistoryBase>;
+
+/**
  * @generated from message byok.v1.ModelRequest
  */
 export declare type ModelRequest = Message<"byok.v1.ModelRequest"> & {
@@ -195,6 +221,9 @@ export declare type ModelRequest = Message<"byok.v1.ModelRequest"> & {
   prompt?: PromptSpec | undefined;
 
   /**
+   * The model input's messages in store order; with history_base, only those
+   * that follow the base's history.
+   *
    * @generated from field: repeated byok.v1.Message messages = 7;
    */
   messages: Message$1[];
@@ -205,6 +234,25 @@ export declare type ModelRequest = Message<"byok.v1.ModelRequest"> & {
    * @generated from field: byok.v1.RunClientKind client_kind = 8;
    */
   clientKind: RunClientKind;
+
+  /**
+   * Set on the bus only (model-invocation.ts): the model input is the history
+   * of this revision followed by `messages`. A gateway that does not hold it
+   * answers HISTORY_BASE_UNKNOWN before anything else and the caller sends the
+   * whole history again.
+   *
+   * @generated from field: byok.v1.HistoryBase history_base = 9;
+   */
+  historyBase?: HistoryBase | undefined;
+
+  /**
+   * The revision whose whole history the model input is ("" = none, e.g. a
+   * compaction summary): a gateway keeps it per conversation for the next
+   * request's history_base.
+   *
+   * @generated from field: string history_revision_id = 10;
+   */
+  historyRevisionId: string;
 };
 
 /**
@@ -788,6 +836,16 @@ export enum ModelFailureKind {
    * @generated from enum value: MODEL_FAILURE_KIND_CONTEXT_OVERFLOW = 14;
    */
   CONTEXT_OVERFLOW = 14,
+
+  /**
+   * The request's history_base is not the history this gateway holds for the
+   * conversation (another gateway served the last call, or it restarted): the
+   * caller sends the same call again with the whole history. Never forwarded
+   * to a run.
+   *
+   * @generated from enum value: MODEL_FAILURE_KIND_HISTORY_BASE_UNKNOWN = 15;
+   */
+  HISTORY_BASE_UNKNOWN = 15,
 }
 
 /**

@@ -1,0 +1,53 @@
+/**
+ * The history of the last model request per conversation, so that the next
+ * request of the conversation only carries what is new (issue 15: flat cost
+ * as conversations grow). A run worker names what it sent before as the new
+ * request's history_base; this gateway puts the two together, or answers that
+ * it does not hold that base (it restarted, evicted it, or another gateway
+ * served the last call), and the worker sends the whole history again.
+ *
+ * Keyed by conversation, so a request can only continue a history of its own
+ * conversation. Bounded by conversations and by messages held in all (least
+ * recently used out first); a history larger than the message bound is not
+ * kept and its next request goes whole.
+ */
+import type { Message, ModelRequest } from "@byok/contracts";
+import { LRUCache } from "lru-cache";
+
+export const HELD_CONVERSATIONS = 1024;
+export const HELD_MESSAGES = 50_000;
+
+interface HeldHistory {
+  readonly revisionId: string;
+  readonly messages: readonly Message[];
+}
+
+export type HistoryResolution = { readonly kind: "whole"; readonly messages: Message[] } | { readonly kind: "base_unknown"; readonly message: string };
+
+export class HeldHistories {
+  readonly #entries: LRUCache<string, HeldHistory>;
+
+  constructor(maxConversations = HELD_CONVERSATIONS, maxMessages = HELD_MESSAGES) {
+    this.#entries = new LRUCache({ max: maxConversations, maxSize: maxMessages, sizeCalculation: (held) => Math.max(1, held.messages.length) });
+  }
+
+  /** The request's whole model input (its base's history followed by its messages), kept for the next request. */
+  resolve(request: ModelRequest): HistoryResolution {
+    const base = request.historyBase;
+    let messages = request.messages;
+    if (base !== undefined) {
+      const held = this.#entries.get(request.conversationId);
+      if (held === undefined || held.revisionId !== base.revisionId || held.messages.length !== base.messageCount) {
+        return { kind: "base_unknown", message: `this gateway does not hold revision ${base.revisionId} (${base.messageCount} messages) of conversation ${request.conversationId}` };
+      }
+      messages = [...held.messages, ...request.messages];
+    }
+    if (request.historyRevisionId !== "") this.#entries.set(request.conversationId, { revisionId: request.historyRevisionId, messages });
+    return { kind: "whole", messages };
+  }
+
+  /** Messages held in all. */
+  get messages(): number {
+    return this.#entries.calculatedSize;
+  }
+}
