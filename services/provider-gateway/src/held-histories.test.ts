@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { MessageSchema, ModelRequestSchema, type Message } from "@byok/contracts";
+import { historySize, MessageSchema, ModelRequestSchema, type Message } from "@byok/contracts";
 import { HeldHistories } from "./held-histories.ts";
 
 const text = (t: string): Message => create(MessageSchema, { body: { case: "user", value: { content: [{ part: { case: "text", value: { text: t } } }] } } });
@@ -19,7 +19,7 @@ describe("HeldHistories", () => {
     expect(next.kind === "whole" && texts(next.messages)).toEqual(["a", "b", "c", "d"]);
     const third = held.resolve(request("c", [text("e")], "r5", { revisionId: "r4", messageCount: 4 }));
     expect(third.kind === "whole" && texts(third.messages)).toEqual(["a", "b", "c", "d", "e"]);
-    expect(held.messages).toBe(5);
+    expect(held.size).toBe(historySize(third.kind === "whole" ? third.messages : []));
   });
 
   it("answers base_unknown for a base it does not hold: another revision, another count, another conversation, nothing held", () => {
@@ -31,11 +31,14 @@ describe("HeldHistories", () => {
     expect(new HeldHistories().resolve(request("c", [text("c")], "r3", { revisionId: "r2", messageCount: 2 })).kind).toBe("base_unknown");
   });
 
-  it("does not keep a request that names no revision (a compaction summary), nor one over its message bound", () => {
-    const held = new HeldHistories(8, 3);
+  it("does not keep a request that names no revision (a compaction summary), nor one larger than its bound", () => {
+    const held = new HeldHistories(8, historySize([text("a"), text("b"), text("c")]));
     held.resolve(request("c", [text("a")], ""));
     expect(held.resolve(request("c", [text("b")], "r2", { revisionId: "", messageCount: 1 })).kind).toBe("base_unknown");
     held.resolve(request("d", [text("a"), text("b"), text("c"), text("d")], "r4"));
     expect(held.resolve(request("d", [text("e")], "r5", { revisionId: "r4", messageCount: 4 })).kind).toBe("base_unknown");
+    // A single large tool result weighs more than the bound's worth of short messages.
+    held.resolve(request("e", [create(MessageSchema, { body: { case: "toolResult", value: { callId: "c", toolName: "Read", content: "x".repeat(10_000) } } })], "r1"));
+    expect(held.resolve(request("e", [text("f")], "r2", { revisionId: "r1", messageCount: 1 })).kind).toBe("base_unknown");
   });
 });

@@ -7,19 +7,23 @@
  * served the last call), and the worker sends the whole history again.
  *
  * Keyed by conversation, so a request can only continue a history of its own
- * conversation. Bounded by conversations and by messages held in all (least
- * recently used out first); a history larger than the message bound is not
- * kept and its next request goes whole.
+ * conversation. Bounded by conversations and by the size of the histories
+ * held in all (historySize of @byok/contracts; least recently used out
+ * first); a history larger than the bound is not kept and its next request
+ * goes whole.
  */
-import type { Message, ModelRequest } from "@byok/contracts";
+import { historySize, type Message, type ModelRequest } from "@byok/contracts";
 import { LRUCache } from "lru-cache";
 
 export const HELD_CONVERSATIONS = 1024;
-export const HELD_MESSAGES = 50_000;
+/** Bytes of history held in all (about: historySize). */
+export const HELD_BYTES = 128 * 1024 * 1024;
 
 interface HeldHistory {
   readonly revisionId: string;
   readonly messages: readonly Message[];
+  /** historySize(messages), kept so that a continued history costs only its new messages. */
+  readonly size: number;
 }
 
 export type HistoryResolution = { readonly kind: "whole"; readonly messages: Message[] } | { readonly kind: "base_unknown"; readonly message: string };
@@ -27,27 +31,32 @@ export type HistoryResolution = { readonly kind: "whole"; readonly messages: Mes
 export class HeldHistories {
   readonly #entries: LRUCache<string, HeldHistory>;
 
-  constructor(maxConversations = HELD_CONVERSATIONS, maxMessages = HELD_MESSAGES) {
-    this.#entries = new LRUCache({ max: maxConversations, maxSize: maxMessages, sizeCalculation: (held) => Math.max(1, held.messages.length) });
+  constructor(maxConversations = HELD_CONVERSATIONS, maxBytes = HELD_BYTES) {
+    this.#entries = new LRUCache({ max: maxConversations, maxSize: maxBytes, sizeCalculation: (held) => Math.max(1, held.size) });
   }
 
   /** The request's whole model input (its base's history followed by its messages), kept for the next request. */
   resolve(request: ModelRequest): HistoryResolution {
     const base = request.historyBase;
     let messages = request.messages;
+    let size = 0;
     if (base !== undefined) {
       const held = this.#entries.get(request.conversationId);
       if (held === undefined || held.revisionId !== base.revisionId || held.messages.length !== base.messageCount) {
         return { kind: "base_unknown", message: `this gateway does not hold revision ${base.revisionId} (${base.messageCount} messages) of conversation ${request.conversationId}` };
       }
       messages = [...held.messages, ...request.messages];
+      size = held.size;
     }
-    if (request.historyRevisionId !== "") this.#entries.set(request.conversationId, { revisionId: request.historyRevisionId, messages });
+    if (request.historyRevisionId !== "") {
+      size += historySize(request.messages);
+      this.#entries.set(request.conversationId, { revisionId: request.historyRevisionId, messages, size });
+    }
     return { kind: "whole", messages };
   }
 
-  /** Messages held in all. */
-  get messages(): number {
+  /** Size of the histories held in all (historySize). */
+  get size(): number {
     return this.#entries.calculatedSize;
   }
 }

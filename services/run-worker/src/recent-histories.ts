@@ -6,21 +6,24 @@
  * holds), and the store sends only what came after it. A conversation this
  * worker never ran, or one evicted here, loads its whole history once.
  *
- * Bounded by conversations and by messages held in all (least recently used
- * out first), so an idle worker holds at most that much.
+ * Bounded by conversations and by the size of the histories held in all
+ * (historySize of @byok/contracts: one tool result may be megabytes; least
+ * recently used out first), so an idle worker holds at most that much.
  */
+import { historySize } from "@byok/contracts";
 import type { KnownHistory } from "@byok/store-client";
 import { LRUCache } from "lru-cache";
 
 export const RECENT_CONVERSATIONS = 512;
-export const RECENT_MESSAGES = 50_000;
+/** Bytes of history held in all (about: historySize). */
+export const RECENT_BYTES = 128 * 1024 * 1024;
 
 export class RecentHistories {
   readonly #entries: LRUCache<string, KnownHistory>;
 
-  constructor(maxConversations = RECENT_CONVERSATIONS, maxMessages = RECENT_MESSAGES) {
-    // A history larger than maxMessages is not kept (and replaces none); an empty one counts as 1.
-    this.#entries = new LRUCache({ max: maxConversations, maxSize: maxMessages, sizeCalculation: (known) => Math.max(1, known.history.messages.length) });
+  constructor(maxConversations = RECENT_CONVERSATIONS, maxBytes = RECENT_BYTES) {
+    // A history larger than maxBytes is not kept (and replaces none).
+    this.#entries = new LRUCache({ max: maxConversations, maxSize: maxBytes, sizeCalculation: (known) => Math.max(1, historySize(known.history.messages)) });
   }
 
   get(conversationId: string): KnownHistory | undefined {
@@ -31,8 +34,8 @@ export class RecentHistories {
     this.#entries.set(conversationId, known);
   }
 
-  /** Messages held in all. */
-  get messages(): number {
+  /** Size of the histories held in all (historySize). */
+  get size(): number {
     return this.#entries.calculatedSize;
   }
 }
