@@ -13,17 +13,25 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Objm } from "@nats-io/obj";
 import type { tools } from "@byok/cursor-protocol";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
+import type { LogCapture } from "@byok/test-support/service-logger";
 import { chatMessages } from "@byok/test-support/chat-requests";
-import { enqueueChat, execArgs, finishedOk, readSuccess } from "./tools-support.ts";
+import { enqueueChat, execArgs, finishedOk, readNotFound, readSuccess, writeSuccess } from "./tools-support.ts";
 
 /** 1.5 MB of source text: over the 1 MiB NATS limit on its own. */
 const LARGE_FILE = "export const line = 'a line of code long enough to matter in a large file';\n".repeat(20_000);
 
+/** What the services logged about a message the bus refused (lost UI events, a model frame, a request). */
+function refusedPublishes(logs: LogCapture): string[] {
+  return logs.lines.filter((line) => /max_payload|could not publish|cannot publish/.test(line));
+}
+
 describe("a conversation larger than one NATS message", () => {
   let gw: GatewayHarness;
+  let logs: LogCapture;
   beforeEach(async () => {
+    logs = { level: "warn", lines: [] };
     // A model with a large window, so the worker sends the whole history instead of compacting it.
-    gw = await startGateway({ model: { contextWindow: 1_000_000 }, adapters: 2 });
+    gw = await startGateway({ model: { contextWindow: 1_000_000 }, adapters: 2, logs });
   });
   afterEach(async () => {
     await gw.stop();
@@ -52,6 +60,7 @@ describe("a conversation larger than one NATS message", () => {
     const second = await finishedOk(chat.send("And now?", { modelId: gw.modelId }));
     expect(second.violations, second.describe()).toEqual([]);
     expect(second.text).toContain("Still the same file.");
+    expect(refusedPublishes(logs)).toEqual([]);
 
     const requests = gw.llm.requestsTo("openai-chat");
     expect(requests).toHaveLength(3);
@@ -65,5 +74,32 @@ describe("a conversation larger than one NATS message", () => {
     // message may be read again) until it expires with the stream's own age limit.
     const bucket = await new Objm(gw.nc).open(gw.names.payloadsBucket);
     await expect.poll(async () => (await bucket.list()).length, { timeout: 10_000 }).toBe(1);
+  });
+
+  it("writes a 700 KB file: the call's last arguments, its end and the whole response are more than one bus message", async () => {
+    const contents = "line of generated code that the model writes out in full\n".repeat(12_000);
+    enqueueChat(gw, { id: "chatcmpl-write-1", calls: [{ id: "call_large_write", name: "Write", args: { path: "/home/dev/project/generated.ts", contents } }] });
+    enqueueChat(gw, { id: "chatcmpl-write-2", text: "Written." });
+    const writes: string[] = [];
+    const result = await finishedOk(
+      gw.client().conversation().send("Generate the file.", {
+        modelId: gw.modelId,
+        onExec: {
+          // The gateway reads the file first (a new file: not found).
+          readArgs: (ctx) => ctx.reply(readNotFound(execArgs<tools.ReadArgs>(ctx).path)),
+          writeArgs: async (ctx) => {
+            const args = execArgs<tools.WriteArgs>(ctx);
+            writes.push(args.fileText);
+            await ctx.reply(writeSuccess(args.path, args.fileText));
+          },
+        },
+      }),
+    );
+    expect(result.violations, result.describe()).toEqual([]);
+    expect(result.text).toContain("Written.");
+    expect(writes).toEqual([contents]);
+    // The pass that ended the call (its end with the whole arguments, then the whole response) went to the
+    // adapter as two messages instead of one the bus refused: no UI event was lost on the way.
+    expect(refusedPublishes(logs)).toEqual([]);
   });
 });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { decodeClientEventFrame, decodeModelEventFrame, encodeClientEventFrame, encodeModelEventFrame, encodeModelEventPart, joinFrameParts } from "./event-frames.ts";
+import {
+  decodeClientEventFrame,
+  decodeModelEventFrame,
+  encodeClientEventFrame,
+  encodeModelEventFrame,
+  encodeModelEventPart,
+  frameMessagesWithin,
+  joinFrameParts,
+} from "./event-frames.ts";
 
 describe("event frames", () => {
   it("carries one or several events in order", () => {
@@ -35,5 +43,20 @@ describe("event frames", () => {
       [8n, 1, "textEnd"],
     ]);
     expect(() => decodeClientEventFrame(new Uint8Array(0))).toThrow(/empty ClientEvent frame/);
+  });
+
+  it("splits a pass's events over several messages only when one would exceed the bus limit, keeping their order", () => {
+    const delta = (seq: bigint, chars: number) => encodeModelEventPart({ seq, event: { case: "toolCallArgsDelta", value: { index: 0, delta: "x".repeat(chars) } } });
+    const small = [delta(1n, 10), delta(2n, 10)];
+    expect(frameMessagesWithin(small, 1000)).toHaveLength(1);
+    // A large tool call's last arguments and its whole arguments in one pass: over the limit together.
+    const large = [delta(1n, 600), delta(2n, 10), encodeModelEventPart({ seq: 3n, event: { case: "toolCallEnd", value: { index: 0, argumentsJson: "y".repeat(700) } } }), delta(4n, 10)];
+    const messages = frameMessagesWithin(large, 1000);
+    expect(messages.length).toBe(2);
+    for (const message of messages) expect(message.length).toBeLessThanOrEqual(1000);
+    expect(messages.flatMap((m) => decodeModelEventFrame(m).map((e) => e.seq))).toEqual([1n, 2n, 3n, 4n]);
+    // One event larger than the limit goes alone.
+    const alone = frameMessagesWithin([delta(1n, 10), delta(2n, 2000), delta(3n, 10)], 1000);
+    expect(alone.map((m) => decodeModelEventFrame(m).map((e) => e.seq))).toEqual([[1n], [2n], [3n]]);
   });
 });

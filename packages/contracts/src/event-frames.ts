@@ -32,6 +32,30 @@ export function joinFrameParts(parts: readonly Uint8Array[]): Uint8Array {
   return joined;
 }
 
+/**
+ * The parts as few messages as fit in `maxBytes` each, in order: usually one. A message's events stay
+ * whole, so one part larger than `maxBytes` is a message of its own (which the bus may refuse).
+ */
+export function frameMessagesWithin(parts: readonly Uint8Array[], maxBytes: number): Uint8Array[] {
+  let total = 0;
+  for (const part of parts) total += part.length;
+  if (total <= maxBytes) return [joinFrameParts(parts)];
+  const messages: Uint8Array[] = [];
+  let group: Uint8Array[] = [];
+  let size = 0;
+  for (const part of parts) {
+    if (group.length > 0 && size + part.length > maxBytes) {
+      messages.push(joinFrameParts(group));
+      group = [];
+      size = 0;
+    }
+    group.push(part);
+    size += part.length;
+  }
+  if (group.length > 0) messages.push(joinFrameParts(group));
+  return messages;
+}
+
 /** Encoding and decoding of one kind of event frame. */
 interface EventFrames<Desc extends DescMessage> {
   /** One size-delimited event; frames are these concatenated. */

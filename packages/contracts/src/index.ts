@@ -53,6 +53,7 @@ export {
   encodeClientEventPart,
   encodeModelEventFrame,
   encodeModelEventPart,
+  frameMessagesWithin,
   joinFrameParts,
 } from "./event-frames.ts";
 export { CALLER_PROBE_HEADER, QUEUE_GROUPS, assertSubjectToken, busNames } from "./subjects.ts";

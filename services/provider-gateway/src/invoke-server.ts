@@ -42,7 +42,7 @@
  * streams reach the bus as one write per window, not one per delta.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { encodeModelEventPart, isProviderCallId, joinFrameParts, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
+import { encodeModelEventPart, frameMessagesWithin, isProviderCallId, runClientKindName, ModelFailureKind, ModelRequestSchema, QUEUE_GROUPS, type BusNames, type ModelRequest } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer, DeltaWindow } from "@byok/model-stream";
 import { BusPayloads, PayloadFailure, ToolSetFailure, type Logger, type NatsConnection, type ToolSets } from "@byok/platform";
 import { systemClock, type Clock } from "@byok/platform/clock";
@@ -163,7 +163,8 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
     pendingParts = [];
     pendingEvents = [];
     try {
-      nc.publish(reply, joinFrameParts(parts));
+      // One message, unless the pass made more than one may carry (a very long tool call's last arguments and its end).
+      for (const frame of frameMessagesWithin(parts, shared.payloads.inlineLimit)) nc.publish(reply, frame);
       for (const event of events) observer?.published(event);
     } catch (error) {
       options.log.warn({ err: error }, "cannot publish a model event; abandoning the call");

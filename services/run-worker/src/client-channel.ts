@@ -17,7 +17,7 @@
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { NoRespondersError, TimeoutError, type NatsConnection } from "@nats-io/transport-node";
-import { encodeClientEventPart, joinFrameParts, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
+import { encodeClientEventPart, frameMessagesWithin, StateAckSchema, StateEventSchema, type BusNames, type ClientModelCallIndex, type RunId, type StateEvent } from "@byok/contracts";
 import { blockDeltaRule, DeltaCoalescer, DeltaWindow, type CoalescingRule } from "@byok/model-stream";
 import { BusPayloads, type Logger } from "@byok/platform";
 import { systemClock } from "@byok/platform/clock";
@@ -125,7 +125,8 @@ export class ClientChannel {
     const parts = this.#pending;
     this.#pending = [];
     try {
-      this.#nc.publish(this.#eventsSubject, joinFrameParts(parts));
+      // One message, unless the pass made more than one may carry (a very long tool call's arguments, then the whole response).
+      for (const frame of frameMessagesWithin(parts, this.#payloads.inlineLimit)) this.#nc.publish(this.#eventsSubject, frame);
     } catch (err) {
       this.#log.warn({ err, seq: this.#seq.toString(), events: parts.length }, "could not publish client events");
     }
