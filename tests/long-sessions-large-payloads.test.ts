@@ -14,7 +14,7 @@ import { Objm } from "@nats-io/obj";
 import type { tools } from "@byok/cursor-protocol";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import type { LogCapture } from "@byok/test-support/service-logger";
-import { chatMessages } from "@byok/test-support/chat-requests";
+import { chatMessages, textOf } from "@byok/test-support/chat-requests";
 import { enqueueChat, execArgs, finishedOk, readNotFound, readSuccess, writeSuccess } from "./tools-support.ts";
 
 /** 1.5 MB of source text: over the 1 MiB NATS limit on its own. */
@@ -100,6 +100,17 @@ describe("a conversation larger than one NATS message", () => {
     expect(writes).toEqual([contents]);
     // The pass that ended the call (its end with the whole arguments, then the whole response) went to the
     // adapter as two messages instead of one the bus refused: no UI event was lost on the way.
+    expect(refusedPublishes(logs)).toEqual([]);
+  });
+
+  it("takes a 1.5 MB prompt (a pasted log): the run itself is larger than one NATS message", async () => {
+    enqueueChat(gw, { id: "chatcmpl-paste", text: "The log repeats one line." });
+    const pasted = `Why does this fail?\n${LARGE_FILE}`;
+    const result = await finishedOk(gw.client().conversation().send(pasted, { modelId: gw.modelId }));
+    expect(result.violations, result.describe()).toEqual([]);
+    expect(result.text).toContain("The log repeats one line.");
+    const users = chatMessages(gw.llm.requestsTo("openai-chat")[0]).filter((m) => m.role === "user");
+    expect(users.map((m) => textOf(m.content)).join("\n")).toContain(LARGE_FILE);
     expect(refusedPublishes(logs)).toEqual([]);
   });
 });
