@@ -41,7 +41,8 @@ describe("a NATS cluster node dies", () => {
     gw = await startGateway({ natsUrl: cluster.url, workers: 2 });
     const harness = gw;
     const jsm = await jetstreamManager(harness.nc);
-    for (const stream of [harness.names.runsStream, harness.names.commandsStream]) {
+    // The payload bucket's stream too: a large tool result's payload must survive what its command survives.
+    for (const stream of [harness.names.runsStream, harness.names.commandsStream, `OBJ_${harness.names.payloadsBucket}`]) {
       expect((await jsm.streams.info(stream)).config.num_replicas, stream).toBe(3);
     }
 

@@ -59,7 +59,9 @@ describe("run worker: open runs at once", () => {
       }),
     );
     const terminals = await Promise.all(runs.map((run) => run.terminal));
-    expect(terminals.filter((t) => t.outcome.case !== "completed")).toEqual([]);
+    // What a run that did not complete ended with (its failure's kind and message), so that a failure says why.
+    const notCompleted = terminals.filter((t) => t.outcome.case !== "completed").map((t) => JSON.stringify(t.outcome, (_key, value: unknown) => (typeof value === "bigint" ? String(value) : value)));
+    expect(notCompleted).toEqual([]);
 
     // Each run: user, assistant with the call, its one result, the final answer.
     for (const run of runs.slice(0, 50)) {

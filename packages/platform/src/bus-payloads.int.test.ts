@@ -8,14 +8,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
 import { BytesValueSchema } from "@bufbuild/protobuf/wkt";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { DiscardPolicy, jetstreamManager } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
 import { busNames } from "@byok/contracts";
 import { createTestBus } from "@byok/test-support/infra";
-import { BusPayloads, PAYLOAD_REF_HEADER, PayloadFailure } from "./bus-payloads.ts";
+import { BusPayloads, PAYLOAD_REF_HEADER, PAYLOAD_TTL_MS, PAYLOADS_MAX_BYTES, PayloadFailure } from "./bus-payloads.ts";
 import { busRequest, serveRequests } from "./bus-rpc.ts";
 import { silentLogger } from "./logger.ts";
 import { connectNats } from "./nats.ts";
+import { ensureRunStreams } from "./run-streams.ts";
 
 async function objectsIn(nc: Parameters<typeof jetstreamManager>[0], bucket: string): Promise<number> {
   const store = await new Objm(nc).open(bucket);
@@ -90,6 +91,21 @@ describe("bus payloads over the server's message limit", () => {
       const failure = await payloads.incoming(msg).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(PayloadFailure);
       expect((failure as PayloadFailure).kind).toBe("missing");
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("is created with the run streams, with their replicas, an hour's age limit and a bound that refuses new payloads", async () => {
+    const names = busNames(bus.prefix);
+    const nc = await connectNats(bus.natsUrl, "ensure", silentLogger());
+    try {
+      await ensureRunStreams(nc, names, { replicas: 1 });
+      const config = (await (await jetstreamManager(nc)).streams.info(`OBJ_${names.payloadsBucket}`)).config;
+      expect(config).toMatchObject({ num_replicas: 1, max_age: PAYLOAD_TTL_MS * 1_000_000, max_bytes: PAYLOADS_MAX_BYTES, discard: DiscardPolicy.New });
+      // A second process ensuring the same streams (or creating the bucket on first need) finds it as it is.
+      await ensureRunStreams(nc, names);
+      expect(Buffer.from(await new BusPayloads(nc, names, { inlineLimit: 10 }).incoming(await new BusPayloads(nc, names, { inlineLimit: 10 }).outgoing(randomBytes(100)))).length).toBe(100);
     } finally {
       await nc.close();
     }

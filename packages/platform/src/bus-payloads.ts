@@ -16,11 +16,11 @@
  * check is one comparison, so the usual small messages pay nothing.
  */
 import { randomUUID } from "node:crypto";
-import { StorageType } from "@nats-io/jetstream";
-import { Objm, type ObjectStore } from "@nats-io/obj";
+import { jetstreamManager, StorageType } from "@nats-io/jetstream";
+import { Objm, type ObjectStore, type ObjectStoreOptions } from "@nats-io/obj";
 import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@byok/contracts";
-import { autoStreamReplicas } from "./run-streams.ts";
+import { autoStreamReplicas } from "./stream-replicas.ts";
 
 /** Header naming the object that holds a message's payload. */
 export const PAYLOAD_REF_HEADER = "Byok-Payload-Ref";
@@ -28,8 +28,11 @@ export const PAYLOAD_REF_HEADER = "Byok-Payload-Ref";
 export const PAYLOAD_HEADROOM_BYTES = 16 * 1024;
 /** A stored payload is dropped after this long (the age limit of the RUNS and RUN_COMMANDS streams). */
 export const PAYLOAD_TTL_MS = 60 * 60_000;
-/** Bytes the bucket may hold (read payloads are removed at once). */
-export const PAYLOADS_MAX_BYTES = 512 * 1024 * 1024;
+/**
+ * Bytes the bucket may hold (read payloads are removed at once; those of stream messages stay their
+ * hour). The server reserves it from its storage, like the run streams' limits.
+ */
+export const PAYLOADS_MAX_BYTES = 256 * 1024 * 1024;
 
 export type PayloadFailureKind = "unreachable" | "missing";
 
@@ -61,6 +64,30 @@ export interface BusPayloadsOptions {
 }
 
 const shared = new WeakMap<NatsConnection, Map<string, BusPayloads>>();
+
+function bucketOptions(replicas: number): Partial<ObjectStoreOptions> {
+  return { ttl: PAYLOAD_TTL_MS * 1_000_000, storage: StorageType.File, replicas, max_bytes: PAYLOADS_MAX_BYTES };
+}
+
+/**
+ * Creates the payload bucket with the run streams (ensureRunStreams), so that it has their replicas: the
+ * payload of a stream's message must outlive a node as the message does. With configured `replicas` an
+ * existing bucket is brought to them; otherwise it keeps what it has. A process that never calls this
+ * creates the bucket on its first large payload, with the replicas the cluster suggests.
+ */
+export async function ensurePayloadBucket(nc: NatsConnection, names: BusNames, replicas: number | undefined): Promise<void> {
+  try {
+    await new Objm(nc).create(names.payloadsBucket, bucketOptions(replicas ?? autoStreamReplicas(nc.info)));
+  } catch (err) {
+    // Another process created it at the same moment (with other replicas): set them below.
+    if (!String((err as Error).message).includes("already in use")) throw err;
+  }
+  if (replicas === undefined) return;
+  const jsm = await jetstreamManager(nc);
+  const stream = `OBJ_${names.payloadsBucket}`;
+  const info = await jsm.streams.info(stream);
+  if (info.config.num_replicas !== replicas) await jsm.streams.update(stream, { ...info.config, num_replicas: replicas });
+}
 
 export class BusPayloads {
   readonly #nc: NatsConnection;
@@ -137,12 +164,7 @@ export class BusPayloads {
 
   #open(): Promise<ObjectStore> {
     this.#store ??= new Objm(this.#nc)
-      .create(this.#bucket, {
-        ttl: PAYLOAD_TTL_MS * 1_000_000,
-        storage: StorageType.File,
-        replicas: autoStreamReplicas(this.#nc.info),
-        max_bytes: PAYLOADS_MAX_BYTES,
-      })
+      .create(this.#bucket, bucketOptions(autoStreamReplicas(this.#nc.info)))
       .catch((err: unknown) => {
         this.#store = undefined;
         throw err;

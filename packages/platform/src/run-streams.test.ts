@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { busNames } from "@byok/contracts";
 import { runStreamsEnvSchema } from "./config.ts";
-import { autoStreamReplicas, runStreamConfigs } from "./run-streams.ts";
+import { runStreamConfigs } from "./run-streams.ts";
+import { autoStreamReplicas } from "./stream-replicas.ts";
 
 describe("run stream replicas", () => {
   it("are 3 on a cluster of three or more servers, else 1", () => {

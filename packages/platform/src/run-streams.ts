@@ -21,6 +21,10 @@
  * from what is left: applying them is idempotent and the committed ones are in
  * the store); past RUN_COMMANDS_MAX_BYTES the oldest go first.
  *
+ * The bus payload bucket (bus-payloads.ts) is created here too, with the same
+ * replicas: a run command's or PreparedRun's payload must survive what its
+ * message survives.
+ *
  * TOOL_SETS holds the prompt tool sets runs refer to by digest (tool-sets.ts):
  * one message per set, kept without an age limit, and refused once full.
  *
@@ -33,6 +37,8 @@
 import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@byok/contracts";
+import { ensurePayloadBucket } from "./bus-payloads.ts";
+import { autoStreamReplicas } from "./stream-replicas.ts";
 
 const HOUR_NS = 3_600_000_000_000;
 const TWO_MINUTES_NS = 120_000_000_000;
@@ -59,11 +65,6 @@ const DAY_NS = 24 * HOUR_NS;
 export interface RunStreamOptions {
   /** Configured replicas (JETSTREAM_REPLICAS); undefined = decided from the cluster. */
   readonly replicas?: number | undefined;
-}
-
-/** 3 on a cluster of three or more servers (as the connected server reports it), else 1. */
-export function autoStreamReplicas(info: { cluster?: string | undefined; connect_urls?: string[] | undefined } | undefined): number {
-  return info?.cluster !== undefined && (info.connect_urls?.length ?? 0) >= 3 ? 3 : 1;
 }
 
 export function runStreamConfigs(names: BusNames, replicas = 1): Array<Partial<StreamConfig> & { name: string }> {
@@ -133,6 +134,7 @@ export async function ensureRunStreams(nc: NatsConnection, names: BusNames, opti
       }
     }
   }
+  await ensurePayloadBucket(nc, names, options.replicas);
 }
 
 function isStreamNotFound(err: unknown): boolean {
