@@ -3,16 +3,18 @@
  * replicated three times, and the node leading them dies (SIGKILL) while
  * twenty conversations wait in a tool round. Every run completes, and the
  * store holds each run's tool round once (no result lost, none appended
- * twice); the command stream holds one result per run.
+ * twice); the command stream holds one result per run. The bus payload
+ * bucket is replicated like the run streams.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { tools } from "@byok/cursor-protocol";
-import { RunStatus, parseRunId } from "@byok/contracts";
+import { RunStatus, busNames, parseRunId } from "@byok/contracts";
+import { BusPayloads, ensureRunStreams } from "@byok/platform";
 import { readChatFixture } from "@byok/test-support/chat-fixture";
 import { startGateway, type GatewayHarness } from "@byok/test-support/gateway-harness";
 import { providerFixture } from "@byok/test-support/fixtures";
-import { waitFor } from "@byok/test-support/infra";
+import { createTestBus, waitFor } from "@byok/test-support/infra";
 import { storedHistory } from "@byok/test-support/stored-messages";
 import { TestProcesses } from "./failover-support.ts";
 import { NatsCluster } from "./nats-cluster-support.ts";
@@ -41,9 +43,10 @@ describe("a NATS cluster node dies", () => {
     gw = await startGateway({ natsUrl: cluster.url, workers: 2 });
     const harness = gw;
     const jsm = await jetstreamManager(harness.nc);
-    // The payload bucket's stream too: a large tool result's payload must survive what its command survives.
-    for (const stream of [harness.names.runsStream, harness.names.commandsStream, `OBJ_${harness.names.payloadsBucket}`]) {
-      expect((await jsm.streams.info(stream)).config.num_replicas, stream).toBe(3);
+    for (const stream of [harness.names.runsStream, harness.names.commandsStream]) {
+      // A cluster that has just formed may take longer than one API request's timeout to answer.
+      const info = await waitFor(() => jsm.streams.info(stream).catch(() => undefined), `${stream}'s info`, 60_000);
+      expect(info.config.num_replicas, stream).toBe(3);
     }
 
     let killed!: () => void;
@@ -98,4 +101,19 @@ describe("a NATS cluster node dies", () => {
       expect(commands.state.subjects?.[harness.names.runCommands(parseRunId(result.requestId))], result.requestId).toBe(1);
     }
   }, 150_000);
+
+  it("replicates the bus payload bucket three times, like the run streams (a large tool result's payload survives what its command survives)", async () => {
+    const nc = await cluster.connect();
+    try {
+      const names = busNames(createTestBus().prefix);
+      await ensureRunStreams(nc, names, { replicas: 3 });
+      const sent = new Uint8Array(nc.info!.max_payload + 1).fill(7);
+      const outgoing = await BusPayloads.of(nc, names).outgoing(sent);
+      const jsm = await jetstreamManager(nc);
+      expect((await jsm.streams.info(`OBJ_${names.payloadsBucket}`)).config.num_replicas).toBe(3);
+      expect((await BusPayloads.of(nc, names).incoming(outgoing)).length).toBe(sent.length);
+    } finally {
+      await nc.close();
+    }
+  }, 60_000);
 });

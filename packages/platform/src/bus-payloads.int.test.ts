@@ -96,16 +96,26 @@ describe("bus payloads over the server's message limit", () => {
     }
   });
 
-  it("is created with the run streams, with their replicas, an hour's age limit and a bound that refuses new payloads", async () => {
+  it("is created by the first large payload, with the run streams' replicas, an hour's age limit and a bound that refuses new payloads", async () => {
     const names = busNames(bus.prefix);
     const nc = await connectNats(bus.natsUrl, "ensure", silentLogger());
     try {
+      const jsm = await jetstreamManager(nc);
       await ensureRunStreams(nc, names, { replicas: 1 });
-      const config = (await (await jetstreamManager(nc)).streams.info(`OBJ_${names.payloadsBucket}`)).config;
+      // A deployment whose payloads always fit never has the bucket.
+      await expect(jsm.streams.info(`OBJ_${names.payloadsBucket}`)).rejects.toThrow(/not found/);
+      const payloads = BusPayloads.of(nc, names);
+      const sent = randomBytes(nc.info!.max_payload + 1);
+      const outgoing = await payloads.outgoing(sent);
+      const config = (await jsm.streams.info(`OBJ_${names.payloadsBucket}`)).config;
       expect(config).toMatchObject({ num_replicas: 1, max_age: PAYLOAD_TTL_MS * 1_000_000, max_bytes: PAYLOADS_MAX_BYTES, discard: DiscardPolicy.New });
-      // A second process ensuring the same streams (or creating the bucket on first need) finds it as it is.
-      await ensureRunStreams(nc, names);
-      expect(Buffer.from(await new BusPayloads(nc, names, { inlineLimit: 10 }).incoming(await new BusPayloads(nc, names, { inlineLimit: 10 }).outgoing(randomBytes(100)))).length).toBe(100);
+      // Another process (its own connection) finds it as it is.
+      const other = await connectNats(bus.natsUrl, "other", silentLogger());
+      try {
+        expect(Buffer.from(await BusPayloads.of(other, names).incoming(outgoing)).equals(sent)).toBe(true);
+      } finally {
+        await other.close();
+      }
     } finally {
       await nc.close();
     }

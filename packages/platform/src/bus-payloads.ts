@@ -6,7 +6,8 @@
  * whole file. Such a payload is stored in a JetStream object store bucket
  * (`names.payloadsBucket`, chunked by the object store) and the message
  * carries only its name in the PAYLOAD_REF_HEADER header, with an empty body.
- * The receiver of a request or reply reads it back and removes it; a message
+ * The bucket is created on the first such payload, with the run streams'
+ * replicas. The receiver of a request or reply reads it back and removes it; a message
  * kept in a stream (a PreparedRun, a run command) may be read again, so its
  * readers leave the payload, which expires after PAYLOAD_TTL_MS like the
  * streams' own messages. What no receiver read (its requester gave up)
@@ -70,35 +71,46 @@ function bucketOptions(replicas: number): Partial<ObjectStoreOptions> {
 }
 
 /**
- * Creates the payload bucket with the run streams (ensureRunStreams), so that it has their replicas: the
- * payload of a stream's message must outlive a node as the message does. With configured `replicas` an
- * existing bucket is brought to them; otherwise it keeps what it has. A process that never calls this
- * creates the bucket on its first large payload, with the replicas the cluster suggests.
+ * The payload bucket, created on the first large payload of a deployment: a deployment whose payloads
+ * always fit never has it. `replicas` as configured (JETSTREAM_REPLICAS, from ensureRunStreams), else as
+ * the cluster suggests; with configured replicas an existing bucket is brought to them (another process
+ * may have created it with the cluster's suggestion), since the payload of a stream's message must
+ * outlive a node as the message does.
  */
-export async function ensurePayloadBucket(nc: NatsConnection, names: BusNames, replicas: number | undefined): Promise<void> {
+async function openPayloadBucket(nc: NatsConnection, bucket: string, replicas: number | undefined): Promise<ObjectStore> {
+  let store: ObjectStore;
   try {
-    await new Objm(nc).create(names.payloadsBucket, bucketOptions(replicas ?? autoStreamReplicas(nc.info)));
+    store = await new Objm(nc).create(bucket, bucketOptions(replicas ?? autoStreamReplicas(nc.info)));
   } catch (err) {
-    // Another process created it at the same moment (with other replicas): set them below.
+    // Another process created it at the same moment with other replicas: open it and set them below.
     if (!String((err as Error).message).includes("already in use")) throw err;
+    store = await new Objm(nc).open(bucket);
   }
-  if (replicas === undefined) return;
+  if (replicas === undefined) return store;
   const jsm = await jetstreamManager(nc);
-  const stream = `OBJ_${names.payloadsBucket}`;
+  const stream = `OBJ_${bucket}`;
   const info = await jsm.streams.info(stream);
   if (info.config.num_replicas !== replicas) await jsm.streams.update(stream, { ...info.config, num_replicas: replicas });
+  return store;
 }
 
 export class BusPayloads {
   readonly #nc: NatsConnection;
   readonly #bucket: string;
   readonly #inlineLimit: number | undefined;
+  /** Configured replicas of the run streams (undefined: as the cluster suggests). */
+  #replicas: number | undefined;
   #store: Promise<ObjectStore> | undefined;
 
   constructor(nc: NatsConnection, names: BusNames, options: BusPayloadsOptions = {}) {
     this.#nc = nc;
     this.#bucket = names.payloadsBucket;
     this.#inlineLimit = options.inlineLimit;
+  }
+
+  /** The run streams' configured replicas, for the bucket when this process creates it (ensureRunStreams). */
+  useReplicas(replicas: number | undefined): void {
+    this.#replicas = replicas;
   }
 
   /** Largest payload that travels inline. */
@@ -163,8 +175,7 @@ export class BusPayloads {
   }
 
   #open(): Promise<ObjectStore> {
-    this.#store ??= new Objm(this.#nc)
-      .create(this.#bucket, bucketOptions(autoStreamReplicas(this.#nc.info)))
+    this.#store ??= openPayloadBucket(this.#nc, this.#bucket, this.#replicas)
       .catch((err: unknown) => {
         this.#store = undefined;
         throw err;

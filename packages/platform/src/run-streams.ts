@@ -21,9 +21,9 @@
  * from what is left: applying them is idempotent and the committed ones are in
  * the store); past RUN_COMMANDS_MAX_BYTES the oldest go first.
  *
- * The bus payload bucket (bus-payloads.ts) is created here too, with the same
- * replicas: a run command's or PreparedRun's payload must survive what its
- * message survives.
+ * The bus payload bucket (bus-payloads.ts) gets the same replicas when this
+ * process creates it (on its first large payload): a run command's or
+ * PreparedRun's payload must survive what its message survives.
  *
  * TOOL_SETS holds the prompt tool sets runs refer to by digest (tool-sets.ts):
  * one message per set, kept without an age limit, and refused once full.
@@ -37,7 +37,7 @@
 import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@byok/contracts";
-import { ensurePayloadBucket } from "./bus-payloads.ts";
+import { BusPayloads } from "./bus-payloads.ts";
 import { autoStreamReplicas } from "./stream-replicas.ts";
 
 const HOUR_NS = 3_600_000_000_000;
@@ -134,7 +134,7 @@ export async function ensureRunStreams(nc: NatsConnection, names: BusNames, opti
       }
     }
   }
-  await ensurePayloadBucket(nc, names, options.replicas);
+  BusPayloads.of(nc, names).useReplicas(options.replicas);
 }
 
 function isStreamNotFound(err: unknown): boolean {
