@@ -145,7 +145,10 @@ export async function startMockLlm(): Promise<MockLlm> {
   const requests: RecordedRequest[] = [];
   const releaseAll = new Set<() => void>();
 
-  const server = createServer((req, res) => {
+  // Idle connections stay open 65 s, as the providers' endpoints and the benches' own upstreams keep them
+  // (longer than the gateway's 30 s), instead of node's 5 s: the gateway then closes idle connections
+  // itself, as it does in production.
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify(errorBody("mock_llm_internal", `mock-llm: ${(err as Error).message}`)));
