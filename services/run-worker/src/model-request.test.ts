@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import {
+  HistoryBaseSchema,
   MessageSchema,
   ModelRequestSchema,
   ModelSpecSchema,
@@ -12,7 +13,7 @@ import {
   type Message,
   type ModelRequest,
 } from "@byok/contracts";
-import { buildModelRequest, type RunModelContext } from "./model-request.ts";
+import { buildModelRequest, requestOnWire, type RunModelContext } from "./model-request.ts";
 
 const message = (init: MessageInitShape<typeof MessageSchema>): Message => create(MessageSchema, init);
 
@@ -81,5 +82,29 @@ describe("buildModelRequest", () => {
     const request = buildModelRequest(run, history, call(1));
     history.push(...callPair);
     expect(request.messages).toHaveLength(1);
+  });
+});
+
+describe("requestOnWire", () => {
+  it("keeps every field of the request and carries only the messages after the base", () => {
+    const request = buildModelRequest(run, [context, user, ...callPair], call(2));
+    const wire = requestOnWire(request, create(HistoryBaseSchema, { revisionId: "rev-2", messageCount: 2 }), "rev-4");
+    expect(wire.messages).toEqual(callPair);
+    expect(wire.historyBase).toMatchObject({ revisionId: "rev-2", messageCount: 2 });
+    expect(wire.historyRevisionId).toBe("rev-4");
+    const { messages: _m, historyBase: _b, historyRevisionId: _r, ...rest } = wire;
+    const { messages: _m2, historyBase: _b2, historyRevisionId: _r2, ...original } = request;
+    expect(rest).toEqual(original);
+    // The request itself is not changed.
+    expect(request.messages).toHaveLength(4);
+    expect(request.historyBase).toBeUndefined();
+  });
+
+  it("sends the whole history without a base, still naming its revision", () => {
+    const request = buildModelRequest(run, [user], call(1));
+    const wire = requestOnWire(request, undefined, "rev-1");
+    expect(wire.messages).toEqual([user]);
+    expect(wire.historyBase).toBeUndefined();
+    expect(fromBinary(ModelRequestSchema, toBinary(ModelRequestSchema, wire)).historyRevisionId).toBe("rev-1");
   });
 });

@@ -50,16 +50,9 @@ export function buildModelRequest(run: RunModelContext, history: readonly Messag
  * it travel. `historyRevisionId` names the revision whose whole history the request's messages are.
  */
 export function requestOnWire(request: ModelRequest, base: HistoryBase | undefined, historyRevisionId: string): ModelRequest {
-  return create(ModelRequestSchema, {
-    callId: request.callId,
-    runId: request.runId,
-    conversationId: request.conversationId,
-    memberId: request.memberId,
-    ...(request.spec === undefined ? {} : { spec: request.spec }),
-    ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
-    messages: base === undefined ? request.messages : request.messages.slice(base.messageCount),
-    clientKind: request.clientKind,
-    ...(base === undefined ? {} : { historyBase: base }),
-    historyRevisionId,
-  });
+  // A copy of every field (a field added to ModelRequest travels too), with the history's part replaced.
+  const wire: ModelRequest = { ...request, messages: base === undefined ? request.messages : request.messages.slice(base.messageCount), historyRevisionId };
+  if (base === undefined) delete wire.historyBase;
+  else wire.historyBase = base;
+  return wire;
 }
