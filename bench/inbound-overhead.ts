@@ -33,7 +33,9 @@
  * Needs NATS and Postgres (NATS_URL, DATABASE_URL). Environment:
  * BENCH_ITERATIONS (300 at concurrency 1; levels run 20x their concurrency,
  * at least that), BENCH_LEVELS ("1,16,64"), BENCH_SATURATION_SECONDS (5),
- * BENCH_SATURATION_CONCURRENCY (128).
+ * BENCH_SATURATION_CONCURRENCY (128), BENCH_FIXTURE (the upstream's recorded
+ * stream, default openai-gpt4o-text-usage.sse; openai-gpt41nano-text-usage-obfuscation.jsonl
+ * is a current OpenAI stream: every chunk carries "usage":null and an obfuscation field).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -52,7 +54,8 @@ import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer } from 
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
 
-const FIXTURE = providerFixture("openai-chat", "openai-gpt4o-text-usage.sse");
+/** The upstream's answer: a recorded openai-chat stream (BENCH_FIXTURE, a file name in fixtures/providers/openai-chat/). */
+const FIXTURE = providerFixture("openai-chat", process.env["BENCH_FIXTURE"] ?? "openai-gpt4o-text-usage.sse");
 const MODEL = "bench-chat";
 
 const ITERATIONS = intSetting("BENCH_ITERATIONS", 300);

@@ -7,17 +7,18 @@
  * recording, no queue), so that the load generator of the benchmark costs as
  * little as it can and runs beside, not inside, the client's process.
  *
- *   node bench/support/sse-upstream.ts <listen port> <fixture .sse file>
+ *   node bench/support/sse-upstream.ts <listen port> <fixture .sse or .jsonl file>
  *
  * Prints "listening" on stdout once it accepts connections.
  */
-import { readFileSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
-import { splitSseEvents } from "@byok/provider-gateway/replay/recording";
+import { readRecording, recordingFlavorOf } from "@byok/provider-gateway/replay/recording";
 
 const [portText, fixture] = process.argv.slice(2);
-if (portText === undefined || fixture === undefined) throw new Error("usage: sse-upstream.ts <port> <fixture .sse file>");
-const events = splitSseEvents(readFileSync(fixture, "utf8")).map((event) => Buffer.from(event));
+if (portText === undefined || fixture === undefined) throw new Error("usage: sse-upstream.ts <port> <fixture .sse or .jsonl file>");
+const flavor = recordingFlavorOf(fixture);
+if (flavor === undefined) throw new Error(`${fixture}: not under fixtures/providers/<endpoint kind>/`);
+const events = readRecording(fixture, flavor).map((event) => Buffer.from(event));
 
 function sendFrom(res: ServerResponse, index: number): void {
   if (res.destroyed) return;

@@ -1,7 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { PROVIDER_FIXTURES_DIR } from "@byok/test-support/fixtures";
 import { describe, expect, it } from "vitest";
 import type { ProviderKind } from "@byok/platform";
+import fc from "fast-check";
+import { readRecording } from "../replay/recording.ts";
 import { SseSplitter } from "./sse-splitter.ts";
 import { streamWatch } from "./stream-watch.ts";
 
@@ -13,8 +15,8 @@ describe("StreamWatch.mayMatterBytes", () => {
       const watch = streamWatch(kind, { dropUsageChunk: true });
       const dir = `${PROVIDER_FIXTURES_DIR}/${kind}`;
       let mattering = 0;
-      for (const name of readdirSync(dir).filter((file) => file.endsWith(".sse"))) {
-        for (const event of new SseSplitter().push(readFileSync(`${dir}/${name}`, "utf8"))) {
+      for (const name of readdirSync(dir).filter((file) => file.endsWith(".sse") || file.endsWith(".jsonl"))) {
+        for (const event of new SseSplitter().push(readRecording(`${dir}/${name}`, kind).join(""))) {
           if (!watch.mayMatter(event.raw)) continue;
           mattering++;
           expect(watch.mayMatterBytes(Buffer.from(event.raw)), `${kind}/${name}: ${event.raw.slice(0, 80)}`).toBe(true);
@@ -23,5 +25,28 @@ describe("StreamWatch.mayMatterBytes", () => {
       expect(mattering, kind).toBeGreaterThan(0);
     }
     expect(streamWatch("openai-chat", { dropUsageChunk: false }).mayMatterBytes(Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'))).toBe(false);
+  });
+
+  it("passes a current OpenAI chunk with \"usage\":null on as bytes, and never misses a usage object", () => {
+    const watch = streamWatch("openai-chat", { dropUsageChunk: false });
+    const chunk = (usage: string) => Buffer.from(`data: {"choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":${usage},"obfuscation":"Qup1"}\n\n`);
+    expect(watch.mayMatterBytes(chunk("null"))).toBe(false);
+    expect(watch.mayMatterBytes(chunk('{"prompt_tokens":9}'))).toBe(true);
+    expect(watch.mayMatterBytes(Buffer.from('data: {"usage" :\n {"total_tokens":1}}\n\n'))).toBe(true);
+    expect(watch.mayMatterBytes(Buffer.from('data: {"usage":\u00a0{"total_tokens":1}}\n\n'))).toBe(true);
+    // Content that mentions the key is no usage either way.
+    expect(watch.mayMatterBytes(Buffer.from('data: {"choices":[{"delta":{"content":"\\"usage\\" is a word"}}],"usage":null}\n\n'))).toBe(false);
+  });
+
+  it("is true wherever the text test is true, for any text around the usage key (property)", () => {
+    const watch = streamWatch("openai-chat", { dropUsageChunk: false });
+    const piece = fc.constantFrom('"usage"', ":", "{", "null", " ", "\n", "\t", "\u00a0", "\u2028", "x", '"', "é", "[DONE]", "data: ");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        if (watch.mayMatter(text)) expect(watch.mayMatterBytes(Buffer.from(text))).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

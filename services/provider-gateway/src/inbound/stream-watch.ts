@@ -54,8 +54,38 @@ export function streamWatch(kind: ProviderKind, options: { readonly dropUsageChu
 
 const asBytes = (markers: readonly string[]): readonly Buffer[] => markers.map((marker) => Buffer.from(marker, "latin1"));
 
-/** A superset of CHAT_MARKERS: `"usage"` stands for the usage object pattern. */
-const CHAT_MARKER_BYTES = asBytes(["[DONE]", '"error"', "event:", '"usage"']);
+/** CHAT_MARKERS but the usage object (usageObjectInBytes). */
+const CHAT_MARKER_BYTES = asBytes(["[DONE]", '"error"', "event:"]);
+const USAGE_KEY = Buffer.from('"usage"', "latin1");
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+
+/** The index of the first byte at or after `from` that is not ASCII whitespace (as `\s` matches it). */
+function skipAsciiSpace(bytes: Buffer, from: number): number {
+  let i = from;
+  for (; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b !== 0x20 && (b < 0x09 || b > 0x0d)) break;
+  }
+  return i;
+}
+
+/**
+ * CHAT_USAGE (`"usage"\s*:\s*\{`) on bytes, or true where the bytes alone cannot tell. A current OpenAI
+ * stream puts `"usage":null` into every chunk, so the key alone would send every chunk down the decoding
+ * path; only a key followed by a colon and an object counts. A byte past ASCII where whitespace may stand
+ * (`\s` also matches Unicode spaces) counts too: the text test then decides.
+ */
+export function usageObjectInBytes(chunk: Buffer): boolean {
+  for (let at = chunk.indexOf(USAGE_KEY); at !== -1; at = chunk.indexOf(USAGE_KEY, at + USAGE_KEY.length)) {
+    let i = skipAsciiSpace(chunk, at + USAGE_KEY.length);
+    if (i < chunk.length && chunk[i]! >= 0x80) return true;
+    if (chunk[i] !== COLON) continue;
+    i = skipAsciiSpace(chunk, i + 1);
+    if (i < chunk.length && (chunk[i] === OPEN_BRACE || chunk[i]! >= 0x80)) return true;
+  }
+  return false;
+}
 const RESPONSES_MARKER_BYTES = asBytes(["response.completed", "response.incomplete", "response.failed", "error"]);
 const ANTHROPIC_MARKER_BYTES = asBytes(["message_start", "message_delta", "message_stop", "error"]);
 
@@ -107,6 +137,10 @@ class ChatWatch extends MarkerWatch {
   constructor(dropUsageChunk: boolean) {
     super(chatMayMatter, CHAT_MARKER_BYTES);
     this.#dropUsageChunk = dropUsageChunk;
+  }
+
+  override mayMatterBytes(chunk: Buffer): boolean {
+    return super.mayMatterBytes(chunk) || usageObjectInBytes(chunk);
   }
 
   see(event: RawSseEvent): boolean {
