@@ -49,4 +49,16 @@ describe("StreamWatch.mayMatterBytes", () => {
       { numRuns: 3000 },
     );
   });
+
+  it("sends only a recorded stream's few events that carry usage, an error or the end down the decoding path", () => {
+    for (const kind of KINDS) {
+      const dir = `${PROVIDER_FIXTURES_DIR}/${kind}`;
+      for (const name of readdirSync(dir).filter((file) => file.endsWith(".sse") || file.endsWith(".jsonl"))) {
+        const watch = streamWatch(kind, { dropUsageChunk: false });
+        const events = new SseSplitter().push(readRecording(`${dir}/${name}`, kind).join(""));
+        // A current OpenAI stream has "usage":null in all of its 304 events; before the precise check, each one was decoded.
+        expect(events.filter((event) => watch.mayMatterBytes(Buffer.from(event.raw))).length, `${kind}/${name}`).toBeLessThanOrEqual(4);
+      }
+    }
+  });
 });
