@@ -94,10 +94,10 @@ export const storeCallerEnvSchema = z.object({
 /** Env key of a service that creates the run streams (cursor adapter, run worker). */
 export const runStreamsEnvSchema = z.object({
   /**
-   * Replicas of the run streams: 1 or 3 (3 needs a JetStream cluster of at
-   * least three servers). Unset: 3 when the NATS server this service connects
-   * to reports a cluster of three or more, else 1; an existing stream keeps its
-   * replicas then.
+   * Replicas of the run streams and of the bus payload bucket: 1 or 3 (3 needs
+   * a JetStream cluster of at least three servers). Unset: 3 when the NATS
+   * server this service connects to reports a cluster of three or more, else
+   * 1; an existing stream keeps its replicas then.
    */
   JETSTREAM_REPLICAS: z
     .string()
