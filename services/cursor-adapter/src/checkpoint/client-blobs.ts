@@ -4,6 +4,7 @@
  * blob only once it is held or its SET was acknowledged (the ACK barrier).
  */
 import { blobIdOf, blobKey } from "./blob-id.ts";
+import { HeldIds } from "./held-ids.ts";
 import type { KvChannel } from "./kv-channel.ts";
 
 export class BlobNotSyncedError extends Error {
@@ -12,8 +13,10 @@ export class BlobNotSyncedError extends Error {
 
 export class ClientBlobs {
   readonly #kv: KvChannel;
-  /** key -> undefined when held by the client, else the SET acknowledgement. */
-  readonly #known = new Map<string, Promise<void> | undefined>();
+  /** What the client sent us or held before this run (acknowledged by definition). */
+  readonly #held = new HeldIds();
+  /** key -> the SET acknowledgement of a blob this run sent. */
+  readonly #sent = new Map<string, Promise<void>>();
   readonly #acked = new Set<string>();
   /** Until it resolves, SETs wait for it; undefined from then on. */
   #opened: Promise<void> | undefined;
@@ -31,23 +34,22 @@ export class ClientBlobs {
   }
 
   markHeld(id: Uint8Array): void {
-    const key = blobKey(id);
-    this.#known.set(key, undefined);
-    this.#acked.add(key);
+    this.#held.add(id);
   }
 
   /** SET `bytes` unless the client already holds or was sent it; returns the blob id. */
   put(bytes: Uint8Array): Uint8Array {
     const id = blobIdOf(bytes);
+    if (this.#held.has(id)) return id;
     const key = blobKey(id);
-    if (this.#known.has(key)) return id;
+    if (this.#sent.has(key)) return id;
     const sent = this.#opened === undefined ? this.#kv.set(id, bytes) : this.#opened.then(() => this.#kv.set(id, bytes));
     const ack = sent.then(() => {
       this.#acked.add(key);
     });
     // Awaited through whenAcked(); keep an early failure from being "unhandled".
     ack.catch(() => {});
-    this.#known.set(key, ack);
+    this.#sent.set(key, ack);
     return id;
   }
 
@@ -55,10 +57,11 @@ export class ClientBlobs {
   async whenAcked(ids: Iterable<Uint8Array>): Promise<void> {
     const waits: Promise<void>[] = [];
     for (const id of ids) {
+      if (this.#held.has(id)) continue;
       const key = blobKey(id);
-      if (!this.#known.has(key)) throw new BlobNotSyncedError(`blob ${key} was never sent to the client`);
-      const ack = this.#known.get(key);
-      if (ack !== undefined) waits.push(ack);
+      const ack = this.#sent.get(key);
+      if (ack === undefined) throw new BlobNotSyncedError(`blob ${key} was never sent to the client`);
+      waits.push(ack);
     }
     await Promise.all(waits);
   }
@@ -66,6 +69,7 @@ export class ClientBlobs {
   /** Synchronous barrier check used right before a checkpoint goes out. */
   assertAcked(ids: Iterable<Uint8Array>): void {
     for (const id of ids) {
+      if (this.#held.has(id)) continue;
       const key = blobKey(id);
       if (!this.#acked.has(key)) throw new BlobNotSyncedError(`checkpoint references blob ${key} before its SET was acknowledged`);
     }
