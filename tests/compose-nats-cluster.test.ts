@@ -78,7 +78,8 @@ describe("infra/compose.nats-cluster.yml", () => {
       processes.spawn(`compose ${node}`, "nats-server", ["-a", "127.0.0.1", "-p", String(own.client), ...local], {});
     }
     expect(names.size).toBe(NODES.length);
-    const nc = await connect({ servers: NODES.map((n) => `nats://127.0.0.1:${ports.get(n)!.client}`) });
+    // The servers were just spawned: keep dialling until one listens.
+    const nc = await connect({ servers: NODES.map((n) => `nats://127.0.0.1:${ports.get(n)!.client}`), waitOnFirstConnect: true, timeout: 20_000 });
     try {
       // Until the nodes elected a meta leader, JetStream requests fail: ask again until one places the stream.
       const info = await waitFor(async () => {
