@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { historySize, MessageSchema, ModelRequestSchema, type Message } from "@byok/contracts";
+import { estimateMessages } from "./accounting/estimate-tokens.ts";
 import { HeldHistories } from "./held-histories.ts";
 
 const text = (t: string): Message => create(MessageSchema, { body: { case: "user", value: { content: [{ part: { case: "text", value: { text: t } } }] } } });
@@ -19,6 +20,8 @@ describe("HeldHistories", () => {
     expect(next.kind === "whole" && texts(next.messages)).toEqual(["a", "b", "c", "d"]);
     const third = held.resolve(request("c", [text("e")], "r5", { revisionId: "r4", messageCount: 4 }));
     expect(third.kind === "whole" && texts(third.messages)).toEqual(["a", "b", "c", "d", "e"]);
+    // The admission's estimate of the whole history, kept per held history instead of walked again.
+    expect(third.kind === "whole" && third.estimate).toEqual(estimateMessages(third.kind === "whole" ? third.messages : []));
     expect(held.size).toBe(historySize(third.kind === "whole" ? third.messages : []));
   });
 

@@ -14,6 +14,7 @@
  */
 import { historySize, type Message, type ModelRequest } from "@byok/contracts";
 import { LRUCache } from "lru-cache";
+import { addEstimates, estimateMessages, type MessagesEstimate } from "./accounting/estimate-tokens.ts";
 
 export const HELD_CONVERSATIONS = 1024;
 /** Bytes of history held in all (about: historySize). */
@@ -22,11 +23,14 @@ export const HELD_BYTES = 128 * 1024 * 1024;
 interface HeldHistory {
   readonly revisionId: string;
   readonly messages: readonly Message[];
-  /** historySize(messages), kept so that a continued history costs only its new messages. */
+  /** historySize(messages) and the admission's estimate of them, kept so that a continued history costs only its new messages. */
   readonly size: number;
+  readonly estimate: MessagesEstimate;
 }
 
-export type HistoryResolution = { readonly kind: "whole"; readonly messages: Message[] } | { readonly kind: "base_unknown"; readonly message: string };
+export type HistoryResolution =
+  | { readonly kind: "whole"; readonly messages: Message[]; readonly estimate: MessagesEstimate }
+  | { readonly kind: "base_unknown"; readonly message: string };
 
 export class HeldHistories {
   readonly #entries: LRUCache<string, HeldHistory>;
@@ -40,6 +44,7 @@ export class HeldHistories {
     const base = request.historyBase;
     let messages = request.messages;
     let size = 0;
+    let estimate = estimateMessages(request.messages);
     if (base !== undefined) {
       const held = this.#entries.get(request.conversationId);
       if (held === undefined || held.revisionId !== base.revisionId || held.messages.length !== base.messageCount) {
@@ -47,12 +52,13 @@ export class HeldHistories {
       }
       messages = [...held.messages, ...request.messages];
       size = held.size;
+      estimate = addEstimates(held.estimate, estimate);
     }
     if (request.historyRevisionId !== "") {
       size += historySize(request.messages);
-      this.#entries.set(request.conversationId, { revisionId: request.historyRevisionId, messages, size });
+      this.#entries.set(request.conversationId, { revisionId: request.historyRevisionId, messages, size, estimate });
     }
-    return { kind: "whole", messages };
+    return { kind: "whole", messages, estimate };
   }
 
   /** Size of the histories held in all (historySize). */

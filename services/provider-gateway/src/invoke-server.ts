@@ -48,7 +48,7 @@ import { BusPayloads, PayloadFailure, ToolSetFailure, type Logger, type NatsConn
 import { systemClock, type Clock } from "@byok/platform/clock";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { callUsageOf, runCallReference, type AccountingTicket, type CallAccounting } from "./accounting/call-accounting.ts";
-import { estimateRequestTokens } from "./accounting/estimate-tokens.ts";
+import { estimateRequestTokens, type MessagesEstimate } from "./accounting/estimate-tokens.ts";
 import { CallCancels } from "./call-cancels.ts";
 import { EndOfPass } from "./end-of-pass.ts";
 import { HeldHistories } from "./held-histories.ts";
@@ -253,7 +253,7 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
   let ticket: AccountingTicket | undefined;
   options.metrics.callStarted(metric);
   try {
-    const admitted = await admit(options.accounting, request, adapter, send, log, options.metrics);
+    const admitted = await admit(options.accounting, request, history.estimate, adapter, send, log, options.metrics);
     if (admitted === undefined) return;
     ticket = admitted;
     log.info({ route: route.id, provider: route.providerId, kind: route.kind, messages: request.messages.length }, "model call started");
@@ -294,6 +294,8 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
 async function admit(
   accounting: CallAccounting,
   request: ModelRequest,
+  /** estimateMessages(request.messages), kept with the conversation's held history. */
+  messages: MessagesEstimate,
   adapter: BoundAdapter,
   send: (event: ModelEventBody) => void,
   log: Logger,
@@ -309,7 +311,7 @@ async function admit(
       providerId: route.providerId,
       upstreamModel: route.upstreamModel,
       call: runCallReference(request.runId, request.callId),
-      inputTokenEstimate: estimateRequestTokens(request),
+      inputTokenEstimate: estimateRequestTokens(request, messages),
       maxOutputTokens: request.spec?.maxOutputTokens ?? route.maxOutputTokens,
     });
   } catch (error) {

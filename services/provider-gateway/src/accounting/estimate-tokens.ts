@@ -5,7 +5,7 @@
  * byte size). Only for limits that must decide before the provider counts;
  * the ledger uses the provider-reported usage.
  */
-import type { ModelRequest } from "@byok/contracts";
+import type { Message, ModelRequest } from "@byok/contracts";
 
 const CHARS_PER_TOKEN = 4;
 const IMAGE_TOKENS = 1_000;
@@ -13,11 +13,16 @@ const IMAGE_TOKENS = 1_000;
 const LARGE_PAYLOAD_CHARS = 4_096;
 const BASE64ISH = /^(data:[^,]{1,100},)?[A-Za-z0-9+/=\s]+$/;
 
-export function estimateRequestTokens(request: ModelRequest): number {
-  let chars = (request.prompt?.systemText.length ?? 0);
+/** What the estimate counts in a run of history messages: their text characters and their images. */
+export interface MessagesEstimate {
+  readonly chars: number;
+  readonly images: number;
+}
+
+export function estimateMessages(messages: readonly Message[]): MessagesEstimate {
+  let chars = 0;
   let images = 0;
-  for (const tool of request.prompt?.tools ?? []) chars += tool.name.length + tool.description.length + tool.parametersJson.length;
-  for (const message of request.messages) {
+  for (const message of messages) {
     const body = message.body;
     switch (body.case) {
       case "user":
@@ -46,7 +51,22 @@ export function estimateRequestTokens(request: ModelRequest): number {
         break;
     }
   }
-  return Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS;
+  return { chars, images };
+}
+
+/** The sum of two estimates (a held history and what follows it). */
+export function addEstimates(a: MessagesEstimate, b: MessagesEstimate): MessagesEstimate {
+  return { chars: a.chars + b.chars, images: a.images + b.images };
+}
+
+/**
+ * The request's input tokens; `messages` = estimateMessages(request.messages) when the caller keeps it
+ * already (the gateway does per held history: a long conversation is not walked again on every call).
+ */
+export function estimateRequestTokens(request: ModelRequest, messages: MessagesEstimate = estimateMessages(request.messages)): number {
+  let chars = request.prompt?.systemText.length ?? 0;
+  for (const tool of request.prompt?.tools ?? []) chars += tool.name.length + tool.description.length + tool.parametersJson.length;
+  return Math.ceil((chars + messages.chars) / CHARS_PER_TOKEN) + messages.images * IMAGE_TOKENS;
 }
 
 /** The same estimate over a client's JSON request body (every string value counts). */
