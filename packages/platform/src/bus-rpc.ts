@@ -34,12 +34,8 @@ export async function busRequest<I extends DescMessage, O extends DescMessage>(
   const payloads = options.payloads;
   let reply: Msg;
   try {
-    if (payloads !== undefined && payloads.tooLarge(payload)) {
-      const outgoing = await payloads.outgoing(payload);
-      reply = await nc.request(subject, outgoing.data, { timeout: options.timeoutMs, ...(outgoing.headers === undefined ? {} : { headers: outgoing.headers }) });
-    } else {
-      reply = await nc.request(subject, payload, { timeout: options.timeoutMs });
-    }
+    const outgoing = payloads === undefined ? { data: payload, headers: undefined } : await payloads.outgoing(payload);
+    reply = await nc.request(subject, outgoing.data, { timeout: options.timeoutMs, ...(outgoing.headers === undefined ? {} : { headers: outgoing.headers }) });
   } catch (cause) {
     if (cause instanceof PayloadFailure) throw new BusError("payload", subject, cause.message, { cause });
     if (cause instanceof TimeoutError) throw new BusError("timeout", subject, `no reply within ${options.timeoutMs} ms`, { cause });
@@ -47,13 +43,11 @@ export async function busRequest<I extends DescMessage, O extends DescMessage>(
       throw new BusError("no_responders", subject, "no service is listening", { cause });
     throw new BusError("transport", subject, (cause as Error).message, { cause });
   }
-  let replyData = reply.data;
-  if (payloads !== undefined && BusPayloads.isReference(reply)) {
-    try {
-      replyData = await payloads.incoming(reply);
-    } catch (cause) {
-      throw new BusError("payload", subject, (cause as Error).message, { cause });
-    }
+  let replyData: Uint8Array;
+  try {
+    replyData = payloads === undefined ? reply.data : await payloads.incoming(reply);
+  } catch (cause) {
+    throw new BusError("payload", subject, (cause as Error).message, { cause });
   }
   try {
     return fromBinary(responseSchema, replyData);

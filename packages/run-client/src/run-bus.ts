@@ -72,6 +72,7 @@ export async function openRunBus(nc: NatsConnection, names: BusNames, runId: Run
         let ack: StateAckInit;
         try {
           // A state event too large for one NATS message arrives as a reference to the payload bucket.
+          // An inline state event is handled without an await, in order with the run's event frames.
           const data = BusPayloads.isReference(msg) ? await payloads.incoming(msg) : msg.data;
           ack = await handlers.onStateEvent(fromBinary(StateEventSchema, data));
         } catch (error) {
@@ -120,7 +121,7 @@ async function publishDurably(nc: NatsConnection, names: BusNames, subject: stri
   const deadline = Date.now() + deadlineMs;
   // A message too large for NATS (a large tool result, images in a prompt) is stored once and referenced by every attempt.
   const payloads = BusPayloads.of(nc, names);
-  const { data, headers } = payloads.tooLarge(payload) ? await payloads.outgoing(payload) : { data: payload, headers: undefined };
+  const { data, headers } = await payloads.outgoing(payload);
   for (;;) {
     const remaining = deadline - Date.now();
     try {

@@ -193,6 +193,8 @@ async function handleCall(options: InvokeServerOptions, shared: SharedByCalls, m
   const coalescer = new DeltaCoalescer<ModelEventBody>(publish, blockDeltaRule<ModelEventBody>(), shared.window);
   const send = (event: ModelEventBody): void => coalescer.push(event);
 
+  // An inline request is taken without an await: the call must be registered (for its cancel, which may
+  // follow in the same socket read) before anything else on this connection is handled.
   let data = msg.data;
   if (BusPayloads.isReference(msg)) {
     try {

@@ -190,6 +190,7 @@ export class ClientChannel {
     try {
       const bytes = toBinary(StateEventSchema, event);
       // A state event too large for one NATS message (a large tool result in its round) goes through the payload bucket.
+      // An inline state event goes out without an await, so that no event published after it overtakes it.
       const outgoing = this.#payloads.tooLarge(bytes) ? await this.#payloads.outgoing(bytes) : { data: bytes, headers: undefined };
       const reply = await this.#nc.request(this.#stateSubject, outgoing.data, { timeout: timeoutMs, ...(outgoing.headers === undefined ? {} : { headers: outgoing.headers }) });
       data = reply.data;

@@ -145,16 +145,14 @@ export class RunActor {
   }
 
   async #handle(): Promise<Settlement> {
-    let data = this.#msg.data;
-    if (BusPayloads.isReference(this.#msg)) {
+    let data: Uint8Array;
+    try {
       // A run too large for one NATS message (e.g. a user message with large images): its payload stays for redeliveries.
-      try {
-        data = await BusPayloads.of(this.#deps.nc, this.#deps.names).incoming(this.#msg, { keep: true });
-      } catch (err) {
-        if (!(err instanceof PayloadFailure)) throw err;
-        this.#log.error({ err }, err.kind === "missing" ? "dropping a PreparedRun whose payload is gone" : "cannot read the PreparedRun's payload; retrying later");
-        return err.kind === "missing" ? "term" : "retry_later";
-      }
+      data = await BusPayloads.of(this.#deps.nc, this.#deps.names).incoming(this.#msg, { keep: true });
+    } catch (err) {
+      if (!(err instanceof PayloadFailure)) throw err;
+      this.#log.error({ err }, err.kind === "missing" ? "dropping a PreparedRun whose payload is gone" : "cannot read the PreparedRun's payload; retrying later");
+      return err.kind === "missing" ? "term" : "retry_later";
     }
     let prepared: PreparedRun;
     try {

@@ -165,10 +165,8 @@ export function openRunCommandFeed(options: RunCommandFeedOptions): RunCommandFe
 
   const payloads = BusPayloads.of(nc, names);
   const storedData = async (stored: StoredMsg): Promise<Uint8Array | undefined> => {
-    const received = { data: stored.data, headers: stored.header };
-    if (!BusPayloads.isReference(received)) return stored.data;
     try {
-      return await payloads.incoming(received, { keep: true });
+      return await payloads.incoming({ data: stored.data, headers: stored.header }, { keep: true });
     } catch (err) {
       if (!(err instanceof PayloadFailure) || err.kind !== "missing") throw err;
       log.error({ err, stream_seq: stored.seq }, "skipping a run command whose payload is gone");

@@ -111,7 +111,7 @@ export function natsPeerLink(nc: NatsConnection, names: BusNames, log: Logger): 
 async function answer(requestId: RunId, msg: Msg, payloads: BusPayloads, handlers: OwnerHandlers, log: Logger): Promise<void> {
   let reply: ReplyInit;
   try {
-    const request = fromBinary(AdapterPeerRequestSchema, BusPayloads.isReference(msg) ? await payloads.incoming(msg) : msg.data);
+    const request = fromBinary(AdapterPeerRequestSchema, await payloads.incoming(msg));
     const kind = request.kind;
     switch (kind.case) {
       case "append": {
