@@ -59,7 +59,7 @@ export {
 export { CALLER_PROBE_HEADER, QUEUE_GROUPS, assertSubjectToken, busNames } from "./subjects.ts";
 export type { BusNames } from "./subjects.ts";
 export { STORE_OPERATIONS } from "./store-api.ts";
-export { historySize, messageSize } from "./message-size.ts";
+export { historySize, measureMessage, messageSize, type MessageMeasure } from "./message-size.ts";
 export type { StoreOperation, StoreOperationName, StoreOperations, StoreRequest, StoreResponse } from "./store-api.ts";
 export * from "./gen/byok/v1/history_pb.js";
 export * from "./gen/byok/v1/model_pb.js";

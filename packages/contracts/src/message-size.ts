@@ -1,66 +1,91 @@
 /**
- * About how much memory a history message holds: the length of its texts,
- * tool arguments and output, image and replay bytes, plus a fixed amount for
- * the objects around them. Caches of histories are bounded by this, not by a
- * count of messages, because one message may be a few bytes or a file of
- * megabytes. Computed once per message object (a message is not changed once
- * made).
+ * What a history message amounts to, measured once per message object (a
+ * message is not changed once made):
+ * - `size`: about how much memory it holds (its texts, tool arguments and
+ *   output, image and replay bytes, ids, plus a fixed amount for the objects
+ *   around them). Caches of histories are bounded by this, not by a count of
+ *   messages, because one message may be a few bytes or a file of megabytes.
+ * - `textChars` and `images`: what a model reads (text and reasoning, tool
+ *   calls' names and arguments, tool output) and how many images, for
+ *   estimates of its input tokens.
  */
 import type { ContentPart, Message } from "./gen/byok/v1/history_pb.js";
+
+export interface MessageMeasure {
+  readonly size: number;
+  readonly textChars: number;
+  readonly images: number;
+}
 
 /** What the objects of a message and of each of its parts take besides their data (an estimate). */
 const MESSAGE_OVERHEAD = 200;
 const PART_OVERHEAD = 100;
 
-const sizes = new WeakMap<Message, number>();
+const measures = new WeakMap<Message, MessageMeasure>();
 
-function partSize(content: readonly ContentPart[]): number {
-  let size = 0;
+interface Tally {
+  size: number;
+  textChars: number;
+  images: number;
+}
+
+function addParts(tally: Tally, content: readonly ContentPart[]): void {
   for (const { part } of content) {
-    size += PART_OVERHEAD;
+    tally.size += PART_OVERHEAD;
     switch (part.case) {
       case "text":
       case "reasoning":
-        size += part.value.text.length;
+        tally.size += part.value.text.length;
+        tally.textChars += part.value.text.length;
         break;
       case "image":
-        size += part.value.data.length + part.value.mimeType.length;
+        tally.size += part.value.data.length + part.value.mimeType.length;
+        tally.images += 1;
         break;
-      case "toolCall":
-        size += part.value.callId.length + part.value.name.length + part.value.argumentsJson.length;
+      case "toolCall": {
+        const read = part.value.name.length + part.value.argumentsJson.length;
+        tally.size += part.value.callId.length + read;
+        tally.textChars += read;
         break;
+      }
       case undefined:
         break;
     }
   }
-  return size;
 }
 
-export function messageSize(message: Message): number {
-  const known = sizes.get(message);
+export function measureMessage(message: Message): MessageMeasure {
+  const known = measures.get(message);
   if (known !== undefined) return known;
+  const tally: Tally = { size: MESSAGE_OVERHEAD, textChars: 0, images: 0 };
   const body = message.body;
-  let size = MESSAGE_OVERHEAD;
   switch (body.case) {
     case "user":
-      size += body.value.clientId.length + partSize(body.value.content);
+      tally.size += body.value.clientId.length;
+      addParts(tally, body.value.content);
       break;
     case "assistant":
-      size += partSize(body.value.content) + (body.value.replay?.data.length ?? 0);
+      tally.size += body.value.replay?.data.length ?? 0;
+      addParts(tally, body.value.content);
       break;
     case "toolResult":
-      size += body.value.callId.length + body.value.toolName.length + body.value.content.length;
+      tally.size += body.value.callId.length + body.value.toolName.length + body.value.content.length;
+      tally.textChars += body.value.content.length;
       break;
     case undefined:
       break;
   }
-  sizes.set(message, size);
-  return size;
+  measures.set(message, tally);
+  return tally;
+}
+
+export function messageSize(message: Message): number {
+  return measureMessage(message).size;
 }
 
 /** The sum of messageSize over a history. */
 export function historySize(messages: readonly Message[]): number {
   let size = 0;
-  for (const message of messages) size += messageSize(message);
+  for (const message of messages) size += measureMessage(message).size;
   return size;
 }

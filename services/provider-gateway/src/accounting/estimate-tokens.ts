@@ -5,7 +5,7 @@
  * byte size). Only for limits that must decide before the provider counts;
  * the ledger uses the provider-reported usage.
  */
-import type { Message, ModelRequest } from "@byok/contracts";
+import { measureMessage, type Message, type ModelRequest } from "@byok/contracts";
 
 const CHARS_PER_TOKEN = 4;
 const IMAGE_TOKENS = 1_000;
@@ -23,33 +23,9 @@ export function estimateMessages(messages: readonly Message[]): MessagesEstimate
   let chars = 0;
   let images = 0;
   for (const message of messages) {
-    const body = message.body;
-    switch (body.case) {
-      case "user":
-      case "assistant":
-        for (const part of body.value.content) {
-          switch (part.part.case) {
-            case "text":
-            case "reasoning":
-              chars += part.part.value.text.length;
-              break;
-            case "toolCall":
-              chars += part.part.value.name.length + part.part.value.argumentsJson.length;
-              break;
-            case "image":
-              images++;
-              break;
-            default:
-              break;
-          }
-        }
-        break;
-      case "toolResult":
-        chars += body.value.content.length;
-        break;
-      default:
-        break;
-    }
+    const measure = measureMessage(message);
+    chars += measure.textChars;
+    images += measure.images;
   }
   return { chars, images };
 }
