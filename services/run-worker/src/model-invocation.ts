@@ -67,7 +67,7 @@ export function busModelInvoker(options: BusModelInvokerOptions): ModelInvoker {
   const sent = new SentHistories();
   return {
     async invoke(request, forward, signal, history) {
-      if (history === undefined) return whole(await invokeOverBus(withPayloads, request, forward, signal));
+      if (history === undefined) return settled(await invokeOverBus(withPayloads, request, forward, signal));
       const conversationId = request.conversationId;
       const base = sent.baseFor(conversationId, history);
       let attempt = await invokeOverBus(withPayloads, requestOnWire(request, base, history.revisionId), forward, signal);
@@ -76,16 +76,16 @@ export function busModelInvoker(options: BusModelInvokerOptions): ModelInvoker {
         sent.forget(conversationId);
         attempt = await invokeOverBus(withPayloads, requestOnWire(request, undefined, history.revisionId), forward, signal);
       }
-      if (attempt.kind !== "base_unknown") sent.sent(conversationId, history);
-      return whole(attempt);
+      sent.sent(conversationId, history);
+      return settled(attempt);
     },
   };
 }
 
-/** A gateway that answers a whole request with HISTORY_BASE_UNKNOWN breaks the contract: the call failed. */
-function whole(attempt: BusAttempt): InvocationOutcome {
-  if (attempt.kind !== "base_unknown") return attempt;
-  return new ModelCycle().abandon("protocol", ModelFailureKind.PROTOCOL, "the provider gateway asked for a history base the request did not name", false);
+/** Only a request that names a base ends base_unknown (invokeOverBus reads the refusal only then). */
+function settled(attempt: BusAttempt): InvocationOutcome {
+  if (attempt.kind === "base_unknown") throw new Error("a model request without a history base ended as base_unknown");
+  return attempt;
 }
 
 function invokeOverBus(
