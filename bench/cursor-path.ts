@@ -20,7 +20,8 @@
  * BENCH_ITERATIONS, BENCH_CPU_TURNS, BENCH_CONCURRENCY (e.g. "16,64"),
  * BENCH_ROUNDS, BENCH_GROWTH_TURNS, BENCH_CHECKPOINT_MESSAGES,
  * BENCH_CHECKPOINT_REPEATS, BENCH_OPEN_RUNS (e.g. "16,64,256"),
- * BENCH_PACED_CHUNKS, BENCH_PACED_INTERVAL_MS, BENCH_SETTLE_SECONDS,
+ * BENCH_PACED_CHUNKS, BENCH_PACED_INTERVAL_MS, BENCH_WAITING_RUNS (e.g. "128,512"),
+ * BENCH_WAITING_HOLD_SECONDS, BENCH_SETTLE_SECONDS,
  * BENCH_SOAK_SECONDS, BENCH_SOAK_IDLE_SECONDS, BENCH_SOAK_EVERY_SECONDS, BENCH_CHUNKS,
  * BENCH_TURN_TIMEOUT_MS, BENCH_LOG_LEVEL (services' LOG_LEVEL, default warn),
  * BENCH_PROF_DIR (every service under --cpu-prof, see bench/cpu-profile-summary.ts).
@@ -32,7 +33,8 @@ import { ADMIN_DATABASE_URL } from "@byok/test-support/infra";
 import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { Deadline, readCursorPathSettings, type CursorPathSettings } from "./support/bench-settings.ts";
 import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
-import { addedTable, busyTable, cpuTable, type OpenRunsBusy, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
+import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
+import { pacedOpenRuns, waitingOpenRuns } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
@@ -218,58 +220,6 @@ async function checkpoint(ctx: Ctx): Promise<void> {
   console.log(addedTable([cold, warm]));
 }
 
-/** Slack of the open-runs phase: a paced stream is late past this much after the direct arm's median at the same level. */
-const ON_TIME_SLACK_MS = 250;
-
-async function openRuns(ctx: Ctx): Promise<void> {
-  const { settings, deadline, direct, adapter } = ctx;
-  const paced = textStream(settings.pacedChunks, settings.pacedIntervalMs);
-  const nominal = (settings.pacedChunks - 1) * settings.pacedIntervalMs;
-  const rows: string[][] = [];
-  const busy: OpenRunsBusy[] = [];
-  for (const level of settings.openRuns) {
-    if (deadline.passed()) break;
-    const measure = async (one: () => Promise<{ endMs: number; firstTextMs: number }>) => {
-      const results = await Promise.allSettled(Array.from({ length: level }, one));
-      const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-      return { ends: ok.map((t) => t.endMs), firsts: ok.map((t) => t.firstTextMs), streaming: ok.map((t) => t.endMs - t.firstTextMs), failed: results.length - ok.length };
-    };
-    // The direct arm measures the paced upstream itself at this level (its timers drift under load).
-    const d = await measure(() => direct.turn(paced, [], PROMPT));
-    const before = await ctx.sampler.sample();
-    const benchBefore = process.cpuUsage();
-    const g = await measure(() => adapter.turn(paced, adapter.pooledConversation(), PROMPT));
-    const after = await ctx.sampler.sample();
-    const bench = process.cpuUsage(benchBefore);
-    busy.push({ level, cpu: cpuBetween(before, after), benchMs: (bench.user + bench.system) / 1000, wallMs: after.at - before.at });
-    const directEnd = percentile(d.ends, 50);
-    const directStreaming = percentile(d.streaming, 50);
-    const onTime = g.ends.filter((e) => e <= directEnd + ON_TIME_SLACK_MS).length;
-    const keptPace = g.streaming.filter((e) => e <= directStreaming + ON_TIME_SLACK_MS).length;
-    const late = g.ends.map((e) => e - directEnd);
-    rows.push([
-      String(level),
-      `${onTime}/${level}`,
-      `${keptPace}/${level}`,
-      String(g.failed),
-      formatMs(directEnd),
-      formatMs(percentile(g.ends, 50)),
-      formatMs(percentile(late, 50)),
-      formatMs(percentile(late, 99)),
-      `${formatMs(percentile(d.firsts, 50))} / ${formatMs(percentile(g.firsts, 50))} / ${formatMs(percentile(g.firsts, 99))}`,
-      `${formatMs(directStreaming)} / ${formatMs(percentile(g.streaming, 50))} / ${formatMs(percentile(g.streaming, 99))}`,
-    ]);
-    if (g.failed > 0 || keptPace < level / 2) break;
-  }
-  console.log(
-    `\n## open runs at once: paced upstream (${settings.pacedChunks} deltas, one per ${settings.pacedIntervalMs} ms = ${nominal} ms nominal), against the direct arm's median at the same level + ${ON_TIME_SLACK_MS} ms`,
-  );
-  console.log("(on time: EndStream by then, start-up included; kept pace: first text -> EndStream by then; stops at a failure or when fewer than half kept pace)");
-  console.log(renderTable(["runs", "on time", "kept pace", "failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99", "first text: direct p50 / gateway p50 / p99", "first text -> end: direct p50 / gateway p50 / p99"], rows));
-  console.log("\ncores busy during the gateway arm (CPU ms per wall ms, /proc utime+stime; 2.0 = both cores of this machine)");
-  console.log(busyTable(busy));
-}
-
 async function consumerCount(gw: Deployment): Promise<string> {
   const jsm = await jetstreamManager(gw.nc);
   const names = busNames(gw.bus.prefix);
@@ -358,7 +308,8 @@ async function main(): Promise<void> {
     await concurrency(ctx);
     await growth(ctx);
     await checkpoint(ctx);
-    await openRuns(ctx);
+    await pacedOpenRuns(ctx);
+    await waitingOpenRuns(ctx);
     rss.push({ label: "after load", sample: await sampler.sample() });
     const consumersAfterLoad = await consumerCount(gw);
     if (settings.settleSeconds > 0) await new Promise((r) => setTimeout(r, settings.settleSeconds * 1000));

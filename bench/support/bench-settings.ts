@@ -24,6 +24,9 @@ export interface CursorPathSettings {
   readonly openRuns: readonly number[];
   readonly pacedChunks: number;
   readonly pacedIntervalMs: number;
+  /** Open runs waiting on tool results: levels, and seconds all of a level are held open. */
+  readonly waitingRuns: readonly number[];
+  readonly waitingHoldSeconds: number;
   /** Seconds of idle after the load before the last RSS reading. */
   readonly settleSeconds: number;
   /** Soak: seconds of load, then soakIdleSeconds of idle, RSS printed every soakEverySeconds (0 = no soak). */
@@ -50,6 +53,8 @@ export function readCursorPathSettings(env: NodeJS.ProcessEnv): CursorPathSettin
     openRuns: listSetting("BENCH_OPEN_RUNS", quick ? [16, 64] : [16, 64, 128, 256, 512], {}, env),
     pacedChunks: intSetting("BENCH_PACED_CHUNKS", quick ? 30 : 60, { min: 2, max: 10_000 }, env),
     pacedIntervalMs: intSetting("BENCH_PACED_INTERVAL_MS", 33, { min: 1, max: 10_000 }, env),
+    waitingRuns: listSetting("BENCH_WAITING_RUNS", quick ? [64] : [128, 512], {}, env),
+    waitingHoldSeconds: intSetting("BENCH_WAITING_HOLD_SECONDS", quick ? 3 : 15, { min: 0, max: 3_600 }, env),
     settleSeconds: intSetting("BENCH_SETTLE_SECONDS", quick ? 5 : 20, { min: 0, max: 3_600 }, env),
     soakSeconds: intSetting("BENCH_SOAK_SECONDS", quick ? 0 : 60, { min: 0, max: 86_400 }, env),
     // Past the adapter's END_GRACE_MS (60 s), so ended runs are forgotten within the idle phase.
