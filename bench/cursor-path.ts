@@ -66,9 +66,9 @@ async function sequential(ctx: Ctx): Promise<void> {
     await adapter.turn(burst, adapter.conversation(), PROMPT);
     await proxy.turn(burst, proxy.conversation(), PROMPT);
   }
-  const d = { ttft: [] as number[], end: [] as number[] };
-  const a = { ttft: [] as number[], end: [] as number[] };
-  const p = { ttft: [] as number[], end: [] as number[] };
+  const d = { ttft: [] as number[], end: [] as number[], upstream: [] as number[], firstAfterUpstream: [] as number[] };
+  const a = { ttft: [] as number[], end: [] as number[], upstream: [] as number[], firstAfterUpstream: [] as number[] };
+  const p = { ttft: [] as number[], end: [] as number[], upstream: [] as number[], firstAfterUpstream: [] as number[] };
   let n = 0;
   for (; n < settings.sequential && !deadline.passed(); n++) {
     for (const [arm, into] of [
@@ -79,6 +79,8 @@ async function sequential(ctx: Ctx): Promise<void> {
       const t = await arm();
       into.ttft.push(t.firstTextMs);
       into.end.push(t.endMs);
+      into.upstream.push(t.upstreamMs);
+      into.firstAfterUpstream.push(t.firstTextMs - t.upstreamMs);
     }
   }
   note(ctx, "sequential phase", n, settings.sequential);
@@ -89,6 +91,15 @@ async function sequential(ctx: Ctx): Promise<void> {
       { name: "TTFT, through the edge proxy", direct: d.ttft, gateway: p.ttft },
       { name: "EndStream, to the adapter", direct: d.end, gateway: a.end },
       { name: "EndStream, through the edge proxy", direct: d.end, gateway: p.end },
+    ]),
+  );
+  console.log("\nthe TTFT in two parts: the turn's start to its upstream request reaching the mock, and from there to the first text at the client");
+  console.log(
+    addedTable([
+      { name: "to the upstream request, to the adapter", direct: d.upstream, gateway: a.upstream },
+      { name: "to the upstream request, through the edge proxy", direct: d.upstream, gateway: p.upstream },
+      { name: "upstream request -> first text, to the adapter", direct: d.firstAfterUpstream, gateway: a.firstAfterUpstream },
+      { name: "upstream request -> first text, through the edge proxy", direct: d.firstAfterUpstream, gateway: p.firstAfterUpstream },
     ]),
   );
 }

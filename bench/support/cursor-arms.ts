@@ -36,6 +36,11 @@ export interface TurnTiming {
   readonly firstTextMs: number;
   /** Direct: the SDK stream is done. Gateway: the EndStream envelope arrived. */
   readonly endMs: number;
+  /**
+   * The mock took the upstream request this turn's response was queued for. Meaningful one turn at a
+   * time only: with many turns at once the mock's queue is shared, so it may be another turn's request.
+   */
+  readonly upstreamMs: number;
 }
 
 export class TurnFailure extends Error {
@@ -54,7 +59,7 @@ export class DirectArm {
   }
 
   async turn(stream: UpstreamStream, history: readonly ChatMessage[], prompt: string): Promise<TurnTiming> {
-    this.#llm.enqueue(stream.response);
+    const upstream = this.#llm.enqueue(stream.response).request.then(() => performance.now());
     const start = performance.now();
     const response = await this.#openai.chat.completions.create({ model: "gpt-4o", messages: [...history, { role: "user", content: prompt }], stream: true, stream_options: { include_usage: true } });
     let firstText: number | undefined;
@@ -67,7 +72,7 @@ export class DirectArm {
     }
     const end = performance.now();
     if (text !== stream.text || firstText === undefined) throw new TurnFailure(`direct stream text differs from the upstream's (${text.length} chars)`);
-    return { firstTextMs: firstText - start, endMs: end - start };
+    return { firstTextMs: firstText - start, endMs: end - start, upstreamMs: (await upstream) - start };
   }
 }
 
@@ -131,7 +136,7 @@ export class GatewayArm {
   }
 
   async turn(stream: UpstreamStream, chat: FakeConversation, prompt: string): Promise<TurnTiming> {
-    this.#llm.enqueue(stream.response);
+    const upstream = this.#llm.enqueue(stream.response).request.then(() => performance.now());
     const start = performance.now();
     const run = chat.send(prompt, { modelId: HARNESS_MODEL_ID });
     let timer: NodeJS.Timeout | undefined;
@@ -155,7 +160,7 @@ export class GatewayArm {
     const end = result.timeline.find((e) => e.kind === "end");
     if (firstText === undefined || end === undefined) problems.push("no text or no EndStream");
     if (problems.length > 0) throw new TurnFailure(`gateway turn ${result.requestId} (${this.route}): ${problems.join(", ")}; frames: ${result.describe()}`);
-    return { firstTextMs: firstText!.at - start, endMs: end!.at - start };
+    return { firstTextMs: firstText!.at - start, endMs: end!.at - start, upstreamMs: (await upstream) - start };
   }
 
   async close(): Promise<void> {

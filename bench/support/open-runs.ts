@@ -137,6 +137,19 @@ async function heapUsed(opsUrls: Readonly<Record<string, string>>): Promise<Map<
 }
 
 const KB = 1024;
+/** Seconds of idle measured before each level of the waiting phase. */
+const IDLE_SECONDS = 3;
+
+/** CPU ms per second of one process between two samples. */
+function cpuRate(from: Sample, to: Sample, name: string): number {
+  return (cpuBetween(from, to).get(name) ?? Number.NaN) / ((to.at - from.at) / 1000);
+}
+
+/** CPU ms per second per 100 open runs during the hold, above the idle rate measured before the level. */
+function holdCpuPer100(l: WaitingLevel, name: string): string {
+  const above = cpuRate(l.waiting, l.held, name) - cpuRate(l.idleStart, l.before, name);
+  return ((above / l.level) * 100).toFixed(1);
+}
 
 function perRunKb(before: number | undefined, after: number | undefined, runs: number): string {
   if (before === undefined || after === undefined || !Number.isFinite(before) || !Number.isFinite(after)) return "-";
@@ -154,7 +167,7 @@ interface WaitingLevel {
   readonly failures: readonly string[];
   readonly openMs: number;
   readonly releaseToEnd: readonly number[];
-  readonly holdMs: number;
+  readonly idleStart: Sample;
   readonly before: Sample;
   readonly waiting: Sample;
   readonly held: Sample;
@@ -166,6 +179,9 @@ interface WaitingLevel {
 async function waitingLevel(ctx: OpenRunsContext, level: number): Promise<WaitingLevel> {
   const { llm, adapter, settings } = ctx;
   const timeoutMs = settings.turnTimeoutMs;
+  // The processes' own idle rate (timers, metrics, NATS pings), taken off the hold's CPU.
+  const idleStart = await ctx.sampler.sample();
+  await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
   const before = await ctx.sampler.sample();
   const heapBefore = await heapUsed(ctx.gw.opsUrls);
   const nonce = performance.now().toFixed(0);
@@ -221,17 +237,15 @@ async function waitingLevel(ctx: OpenRunsContext, level: number): Promise<Waitin
   }
   const waitingSample = await ctx.sampler.sample();
   const heapWaiting = await heapUsed(ctx.gw.opsUrls);
-  const holdStart = performance.now();
   if (waiting.seen === level) await new Promise((r) => setTimeout(r, settings.waitingHoldSeconds * 1000));
   const held = await ctx.sampler.sample();
-  const holdMs = performance.now() - holdStart;
   for (let i = 0; i < level; i++) llm.enqueue(final.response);
   releasedAt = performance.now();
   release();
   const results = await settled;
   const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const failures = results.flatMap((r) => (r.status === "rejected" ? [(r.reason as Error).message] : []));
-  return { level, completed: ok.length, failures, openMs, releaseToEnd: ok, holdMs, before, waiting: waitingSample, held, heapBefore, heapWaiting };
+  return { level, completed: ok.length, failures, openMs, releaseToEnd: ok, idleStart, before, waiting: waitingSample, held, heapBefore, heapWaiting };
 }
 
 export async function waitingOpenRuns(ctx: OpenRunsContext): Promise<void> {
@@ -255,26 +269,24 @@ export async function waitingOpenRuns(ctx: OpenRunsContext): Promise<void> {
   );
   for (const l of levels) for (const f of l.failures.slice(0, 3)) console.log(`failed (${l.level} runs): ${f}`);
   const names = [...(levels[0]?.before.byName.keys() ?? [])];
-  console.log("\nper open run while all wait: RSS growth (KB), heap-used growth (KB, from /metrics), CPU during the hold (ms per second per 100 runs)");
+  console.log("\nper open run while all wait: RSS growth (KB), heap-used growth (KB, from /metrics), CPU during the hold above the idle rate measured before (ms per second per 100 runs)");
   const rows = names.map((name) => [
     name,
-    ...levels.flatMap((l) => {
-      const cpuMs = cpuBetween(l.waiting, l.held).get(name) ?? Number.NaN;
-      return [
-        perRunKb(rssBytes(l.before, name), rssBytes(l.waiting, name), l.level),
-        perRunKb(l.heapBefore.get(name), l.heapWaiting.get(name), l.level),
-        ((cpuMs / (l.holdMs / 1000) / l.level) * 100).toFixed(1),
-      ];
-    }),
+    ...levels.flatMap((l) => [
+      perRunKb(rssBytes(l.before, name), rssBytes(l.waiting, name), l.level),
+      perRunKb(l.heapBefore.get(name), l.heapWaiting.get(name), l.level),
+      holdCpuPer100(l, name),
+    ]),
   ]);
-  const total = (sample: Sample): number => names.reduce((s, n) => s + (rssBytes(sample, n) ?? 0), 0);
-  rows.push([
-    "all processes",
-    ...levels.flatMap((l) => {
-      const cpuMs = [...cpuBetween(l.waiting, l.held).values()].reduce((s, v) => s + v, 0);
-      return [perRunKb(total(l.before), total(l.waiting), l.level), "", ((cpuMs / (l.holdMs / 1000) / l.level) * 100).toFixed(1)];
-    }),
-  ]);
+  // The Postgres backends' RSS counts the shared buffers each one touched and their number follows the
+  // store's pool, not the open runs: their row is shown, the RSS total leaves them out (the CPU total does not).
+  const counted = names.filter((n) => !n.startsWith("postgres"));
+  const total = (sample: Sample): number => counted.reduce((s, n) => s + (rssBytes(sample, n) ?? 0), 0);
+  const cpuAbove = (l: WaitingLevel): string => {
+    const rate = (from: Sample, to: Sample): number => names.reduce((s, n) => s + cpuRate(from, to, n), 0);
+    return (((rate(l.waiting, l.held) - rate(l.idleStart, l.before)) / l.level) * 100).toFixed(1);
+  };
+  rows.push(["total (RSS: services and nats-server)", ...levels.flatMap((l) => [perRunKb(total(l.before), total(l.waiting), l.level), "", cpuAbove(l)])]);
   console.log(renderTable(["process", ...levels.flatMap((l) => [`${l.level}: RSS KB/run`, "heap KB/run", "CPU ms/s per 100"])], rows));
-  console.log(`RSS of all processes with every run waiting: ${levels.map((l) => `${l.level} runs ${formatMb(total(l.waiting))} (before ${formatMb(total(l.before))})`).join("; ")}`);
+  console.log(`RSS of the services and nats-server with every run waiting: ${levels.map((l) => `${l.level} runs ${formatMb(total(l.waiting))} (before ${formatMb(total(l.before))})`).join("; ")}`);
 }
