@@ -27,6 +27,7 @@ import type { FakeConversation } from "@byok/test-support/fake-cursor";
 import { GatewayArm, textStream } from "./support/cursor-arms.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { ProcessSampler, cpuBetween, postgresBackends } from "./support/proc-stats.ts";
+import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { formatAdded, formatMs, machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
 
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
     `cursor A/B: ${settings.base} (base) against this checkout, ${settings.turns} turns each in blocks of ${settings.block}, to the ${settings.arm === "proxy" ? "edge proxy" : "adapter"}, ${settings.continueConversation ? "one conversation per build" : "a new conversation per turn"}`,
   );
   console.log(`machine: ${machine.cores} cores (${machine.cpuModel}), load avg ${machine.loadAverage}; node ${machine.node}`);
+  console.log(`machine speed at the start: ${formatMachineSpeed(await measureMachineSpeed())}`);
   const baseModule = (await import(pathToFileURL(resolve(settings.base, "bench/support/deployment.ts")).href)) as { startDeployment: typeof startDeployment };
   const llm = await startMockLlm();
   const builds: Build[] = [];
@@ -129,6 +131,7 @@ async function main(): Promise<void> {
     const total = (b: Build): number => names.reduce((sum, name) => sum + perTurn(b, name), 0);
     rows.push(row("total", total(base), total(head)));
     console.log(renderTable(["process", "base", "this", "this - base"], rows));
+    console.log(`machine speed at the end: ${formatMachineSpeed(await measureMachineSpeed())}`);
   } finally {
     for (const b of builds) await b.arm.close().catch(() => undefined);
     for (const b of builds) await b.deployment.stop();

@@ -37,6 +37,7 @@ import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmS
 import { pacedOpenRuns, waitingOpenRuns } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
+import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
 import { busMessagesTable, readBusCounters, type BusCounters } from "./support/bus-counters.ts";
 
@@ -297,6 +298,7 @@ async function main(): Promise<void> {
   const machine = machineContext();
   console.log("cursor path: the fake Cursor client through the real multi-process gateway (npm start) vs the same request straight to the mock upstream");
   console.log(`machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.totalMemory} RAM, load avg ${machine.loadAverage}; node ${machine.node}`);
+  console.log(`machine speed at the start: ${formatMachineSpeed(await measureMachineSpeed())}`);
   console.log(`settings: ${JSON.stringify(settings)}`);
 
   const llm = await startMockLlm();
@@ -339,6 +341,7 @@ async function main(): Promise<void> {
     await llm.stop();
     if (gw !== undefined) console.log(`\ncleaned up: gateway stopped, database ${gw.db.name} dropped, streams of bus prefix ${gw.bus.prefix} deleted`);
   }
+  console.log(`machine speed at the end: ${formatMachineSpeed(await measureMachineSpeed())}`);
   if (failed) process.exitCode = 1;
 }
 

@@ -51,6 +51,7 @@ import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/tes
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startHelper } from "./support/helper-process.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer } from "./support/proc-stats.ts";
+import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
 
@@ -232,6 +233,7 @@ async function main(): Promise<void> {
     for (const target of [direct, bare, gateway, translated]) await runLevel(target, 8, 200); // warm-up
     const machine = machineContext();
     console.log(`\ninbound-overhead: same-shape chat streaming, ${machine.cores} cores (${machine.cpuModel}), Node ${machine.node}, load ${machine.loadAverage}`);
+    console.log(`machine speed at the start: ${formatMachineSpeed(await measureMachineSpeed())}`);
     const rows: string[][] = [];
     for (const level of LEVELS) {
       const count = level === 1 ? ITERATIONS : Math.max(ITERATIONS, level * 20);
@@ -306,7 +308,7 @@ async function main(): Promise<void> {
     );
     console.log("(every process shares the machine's cores: the rate is bounded by the CPU all of them need per request; the store, Postgres");
     console.log(" and nats-server columns are the ledger and key checks the gateway causes; nats-server and Postgres count whatever else uses them)");
-    console.log(`load average at the end: ${machineContext().loadAverage}`);
+    console.log(`load average at the end: ${machineContext().loadAverage}; machine speed: ${formatMachineSpeed(await measureMachineSpeed())}`);
   } finally {
     await bareRelay.stop();
     child.kill("SIGTERM");
