@@ -17,7 +17,10 @@
  * proxy: through the edge proxy), BENCH_CONVERSATIONS (new: every turn starts a
  * conversation; continue: each build's turns continue one conversation),
  * BENCH_TURNS (300 per build), BENCH_BLOCK (10), BENCH_WARMUP (10 per build),
- * BENCH_CHUNKS (50 upstream text deltas per turn).
+ * BENCH_CHUNKS (50 upstream text deltas per turn), BENCH_BASE_ENV and BENCH_THIS_ENV
+ * (NAME=value pairs, space-separated, added to every service's environment of
+ * that build: with BENCH_BASE=. the same build with two settings, e.g.
+ * BENCH_THIS_ENV="NODE_OPTIONS=--max-semi-space-size=32").
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -53,6 +56,19 @@ interface AbSettings {
   readonly block: number;
   readonly warmup: number;
   readonly chunks: number;
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly thisEnv: Readonly<Record<string, string>>;
+}
+
+/** "A=1 B=two" -> { A: "1", B: "two" } (a value runs to the next space). */
+function envPairs(name: string, raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (raw ?? "").split(" ").filter((p) => p !== "")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw new Error(`${name} must be NAME=value pairs separated by spaces, got ${JSON.stringify(pair)}`);
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
 }
 
 function readSettings(env: NodeJS.ProcessEnv): AbSettings {
@@ -70,6 +86,8 @@ function readSettings(env: NodeJS.ProcessEnv): AbSettings {
     block: intSetting("BENCH_BLOCK", 10, { min: 1, max: 10_000 }, env),
     warmup: intSetting("BENCH_WARMUP", 10, { min: 0, max: 10_000 }, env),
     chunks: intSetting("BENCH_CHUNKS", 50, { min: 1, max: 10_000 }, env),
+    baseEnv: envPairs("BENCH_BASE_ENV", env["BENCH_BASE_ENV"]),
+    thisEnv: envPairs("BENCH_THIS_ENV", env["BENCH_THIS_ENV"]),
   };
 }
 
@@ -77,7 +95,7 @@ async function main(): Promise<void> {
   const settings = readSettings(process.env);
   const machine = machineContext();
   console.log(
-    `cursor A/B: ${settings.base} (base) against this checkout, ${settings.turns} turns each in blocks of ${settings.block}, to the ${settings.arm === "proxy" ? "edge proxy" : "adapter"}, ${settings.continueConversation ? "one conversation per build" : "a new conversation per turn"}`,
+    `cursor A/B: ${settings.base} (base) against this checkout, ${settings.turns} turns each in blocks of ${settings.block}, to the ${settings.arm === "proxy" ? "edge proxy" : "adapter"}, ${settings.continueConversation ? "one conversation per build" : "a new conversation per turn"}; base env ${JSON.stringify(settings.baseEnv)}, this env ${JSON.stringify(settings.thisEnv)}`,
   );
   console.log(`machine: ${machine.cores} cores (${machine.cpuModel}), load avg ${machine.loadAverage}; node ${machine.node}`);
   console.log(`machine speed at the start: ${formatMachineSpeed(await measureMachineSpeed())}`);
@@ -85,8 +103,11 @@ async function main(): Promise<void> {
   const llm = await startMockLlm();
   const builds: Build[] = [];
   try {
-    for (const [name, start] of [["base", baseModule.startDeployment], ["this", startDeployment]] as const) {
-      const deployment = await start(llm, { logLevel: "warn" });
+    for (const [name, start, env] of [
+      ["base", baseModule.startDeployment, settings.baseEnv],
+      ["this", startDeployment, settings.thisEnv],
+    ] as const) {
+      const deployment = await start(llm, { logLevel: "warn", env });
       const arm = settings.arm === "proxy" ? await GatewayArm.viaProxy(deployment, llm, 60_000) : GatewayArm.direct(deployment, llm, 60_000);
       const sampler = new ProcessSampler([
         ...Object.entries(deployment.services).map(([service, pid]) => ({ name: service, pids: async () => [pid] })),
