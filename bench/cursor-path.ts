@@ -20,7 +20,8 @@
  * BENCH_ITERATIONS, BENCH_CPU_TURNS, BENCH_CONCURRENCY (e.g. "16,64"),
  * BENCH_ROUNDS, BENCH_GROWTH_TURNS, BENCH_CHECKPOINT_MESSAGES,
  * BENCH_CHECKPOINT_REPEATS, BENCH_OPEN_RUNS (e.g. "16,64,256"),
- * BENCH_PACED_CHUNKS, BENCH_PACED_INTERVAL_MS, BENCH_WAITING_RUNS (e.g. "128,512"),
+ * BENCH_PACED_CHUNKS, BENCH_PACED_INTERVAL_MS, BENCH_SPREAD_RUNS (e.g. "256,512"),
+ * BENCH_SPREAD_ARRIVAL_MS, BENCH_SPREAD_CHUNKS, BENCH_WAITING_RUNS (e.g. "128,512"),
  * BENCH_WAITING_HOLD_SECONDS, BENCH_SETTLE_SECONDS,
  * BENCH_SOAK_SECONDS, BENCH_SOAK_IDLE_SECONDS, BENCH_SOAK_EVERY_SECONDS, BENCH_CHUNKS,
  * BENCH_TURN_TIMEOUT_MS, BENCH_LOG_LEVEL (services' LOG_LEVEL, default warn),
@@ -34,7 +35,7 @@ import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
 import { Deadline, readCursorPathSettings, type CursorPathSettings } from "./support/bench-settings.ts";
 import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
 import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
-import { pacedOpenRuns, waitingOpenRuns } from "./support/open-runs.ts";
+import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
@@ -322,6 +323,7 @@ async function main(): Promise<void> {
     await growth(ctx);
     await checkpoint(ctx);
     await pacedOpenRuns(ctx);
+    await spreadOpenRuns(ctx);
     await waitingOpenRuns(ctx);
     rss.push({ label: "after load", sample: await sampler.sample() });
     const consumersAfterLoad = await consumerCount(gw);

@@ -24,6 +24,10 @@ export interface CursorPathSettings {
   readonly openRuns: readonly number[];
   readonly pacedChunks: number;
   readonly pacedIntervalMs: number;
+  /** Open runs on the paced upstream arriving one every spreadArrivalMs: levels, deltas per stream. */
+  readonly spreadRuns: readonly number[];
+  readonly spreadArrivalMs: number;
+  readonly spreadChunks: number;
   /** Open runs waiting on tool results: levels, and seconds all of a level are held open. */
   readonly waitingRuns: readonly number[];
   readonly waitingHoldSeconds: number;
@@ -53,6 +57,9 @@ export function readCursorPathSettings(env: NodeJS.ProcessEnv): CursorPathSettin
     openRuns: listSetting("BENCH_OPEN_RUNS", quick ? [16, 64] : [16, 64, 128, 256, 512], {}, env),
     pacedChunks: intSetting("BENCH_PACED_CHUNKS", quick ? 30 : 60, { min: 2, max: 10_000 }, env),
     pacedIntervalMs: intSetting("BENCH_PACED_INTERVAL_MS", 33, { min: 1, max: 10_000 }, env),
+    spreadRuns: listSetting("BENCH_SPREAD_RUNS", quick ? [128] : [256, 512], {}, env),
+    spreadArrivalMs: intSetting("BENCH_SPREAD_ARRIVAL_MS", 10, { min: 0, max: 10_000 }, env),
+    spreadChunks: intSetting("BENCH_SPREAD_CHUNKS", quick ? 150 : 300, { min: 2, max: 100_000 }, env),
     waitingRuns: listSetting("BENCH_WAITING_RUNS", quick ? [64] : [128, 512], {}, env),
     waitingHoldSeconds: intSetting("BENCH_WAITING_HOLD_SECONDS", quick ? 3 : 15, { min: 0, max: 3_600 }, env),
     settleSeconds: intSetting("BENCH_SETTLE_SECONDS", quick ? 5 : 20, { min: 0, max: 3_600 }, env),

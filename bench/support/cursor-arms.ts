@@ -8,7 +8,9 @@
  *   adapter or through the edge proxy (CONNECT tunnel, team CA, member key).
  *
  * Both arms see the same upstream stream: `chunkCount` text deltas, all at
- * once (one socket write) or paced (`intervalMs` between deltas).
+ * once (one socket write) or paced (one every `intervalMs` on the mock's own
+ * clock: a delta sent late, when the bench process was busy, does not push the
+ * later ones back, so a stream's length does not depend on the bench's load).
  */
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
@@ -26,9 +28,9 @@ export interface UpstreamStream {
   readonly text: string;
 }
 
-/** A chat-completions stream of `chunkCount` text deltas: in one write, or one every `intervalMs`. */
+/** A chat-completions stream of `chunkCount` text deltas: in one write, or one every `intervalMs` (a fixed schedule). */
 export function textStream(chunkCount: number, intervalMs?: number): UpstreamStream {
-  return chatDeltaStream("chatcmpl-bench", chunkCount, intervalMs === undefined ? { burst: true } : { eventIntervalMs: intervalMs });
+  return chatDeltaStream("chatcmpl-bench", chunkCount, intervalMs === undefined ? { burst: true } : { eventEveryMs: intervalMs });
 }
 
 /** One measured turn, ms from its start. */

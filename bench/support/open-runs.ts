@@ -40,25 +40,38 @@ const PROMPT = "Say something.";
 /** Slack of the paced phase: a paced stream is late past this much after the direct arm's median at the same level. */
 const ON_TIME_SLACK_MS = 250;
 
-export async function pacedOpenRuns(ctx: OpenRunsContext): Promise<void> {
+interface PacedPhase {
+  readonly title: string;
+  readonly levels: readonly number[];
+  readonly chunks: number;
+  /** ms between two runs' starts (0: all in the same instant). */
+  readonly arrivalMs: number;
+}
+
+/** One arm at one level: `level` turns, the i-th started i * arrivalMs after the first; each timed from its own start. */
+async function pacedArm(level: number, arrivalMs: number, one: () => Promise<{ endMs: number; firstTextMs: number }>) {
+  const results = await Promise.allSettled(
+    Array.from({ length: level }, async (_, i) => {
+      if (arrivalMs > 0 && i > 0) await new Promise((r) => setTimeout(r, i * arrivalMs));
+      return one();
+    }),
+  );
+  const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  return { ends: ok.map((t) => t.endMs), firsts: ok.map((t) => t.firstTextMs), streaming: ok.map((t) => t.endMs - t.firstTextMs), failed: results.length - ok.length };
+}
+
+async function pacedPhase(ctx: OpenRunsContext, phase: PacedPhase): Promise<void> {
   const { settings, deadline, direct, adapter } = ctx;
-  if (settings.openRuns.length === 0) return;
-  const paced = textStream(settings.pacedChunks, settings.pacedIntervalMs);
-  const nominal = (settings.pacedChunks - 1) * settings.pacedIntervalMs;
+  const paced = textStream(phase.chunks, settings.pacedIntervalMs);
   const rows: string[][] = [];
   const busy: OpenRunsBusy[] = [];
-  for (const level of settings.openRuns) {
+  for (const level of phase.levels) {
     if (deadline.passed()) break;
-    const measure = async (one: () => Promise<{ endMs: number; firstTextMs: number }>) => {
-      const results = await Promise.allSettled(Array.from({ length: level }, one));
-      const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-      return { ends: ok.map((t) => t.endMs), firsts: ok.map((t) => t.firstTextMs), streaming: ok.map((t) => t.endMs - t.firstTextMs), failed: results.length - ok.length };
-    };
     // The direct arm measures the paced upstream itself at this level (its timers drift under load).
-    const d = await measure(() => direct.turn(paced, [], PROMPT));
+    const d = await pacedArm(level, phase.arrivalMs, () => direct.turn(paced, [], PROMPT));
     const before = await ctx.sampler.sample();
     const benchBefore = process.cpuUsage();
-    const g = await measure(() => adapter.turn(paced, adapter.pooledConversation(), PROMPT));
+    const g = await pacedArm(level, phase.arrivalMs, () => adapter.turn(paced, adapter.pooledConversation(), PROMPT));
     const after = await ctx.sampler.sample();
     const bench = process.cpuUsage(benchBefore);
     busy.push({ level, cpu: cpuBetween(before, after), benchMs: (bench.user + bench.system) / 1000, wallMs: after.at - before.at });
@@ -81,13 +94,36 @@ export async function pacedOpenRuns(ctx: OpenRunsContext): Promise<void> {
     ]);
     if (g.failed > 0 || keptPace < level / 2) break;
   }
+  const nominal = (phase.chunks - 1) * settings.pacedIntervalMs;
   console.log(
-    `\n## open runs at once: paced upstream (${settings.pacedChunks} deltas, one per ${settings.pacedIntervalMs} ms = ${nominal} ms nominal), against the direct arm's median at the same level + ${ON_TIME_SLACK_MS} ms`,
+    `\n## ${phase.title}: paced upstream (${phase.chunks} deltas, one per ${settings.pacedIntervalMs} ms = ${nominal} ms nominal), against the direct arm's median at the same level + ${ON_TIME_SLACK_MS} ms`,
   );
-  console.log("(on time: EndStream by then, start-up included; kept pace: first text -> EndStream by then; stops at a failure or when fewer than half kept pace)");
+  console.log(
+    "(each run timed from its own start; on time: EndStream by then, start-up included; kept pace: first text -> EndStream by then; stops at a failure or when fewer than half kept pace)",
+  );
   console.log(renderTable(["runs", "on time", "kept pace", "failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99", "first text: direct p50 / gateway p50 / p99", "first text -> end: direct p50 / gateway p50 / p99"], rows));
   console.log("\ncores busy during the gateway arm (CPU ms per wall ms, /proc utime+stime; 2.0 = both cores of this machine)");
   console.log(busyTable(busy));
+}
+
+/** N runs started in the same instant: their start-up and their ends come all at once. */
+export function pacedOpenRuns(ctx: OpenRunsContext): Promise<void> {
+  return pacedPhase(ctx, { title: "open runs at once", levels: ctx.settings.openRuns, chunks: ctx.settings.pacedChunks, arrivalMs: 0 });
+}
+
+/**
+ * N runs whose starts arrive one every `spreadArrivalMs`, on streams long enough that all N are open
+ * together for a while: how many paced streams the machine holds at once when they do not all start
+ * in the same instant.
+ */
+export function spreadOpenRuns(ctx: OpenRunsContext): Promise<void> {
+  const { settings } = ctx;
+  return pacedPhase(ctx, {
+    title: `open runs arriving one every ${settings.spreadArrivalMs} ms`,
+    levels: settings.spreadRuns,
+    chunks: settings.spreadChunks,
+    arrivalMs: settings.spreadArrivalMs,
+  });
 }
 
 /** Resolves when `count` calls of `arrived()` happened, or rejects after `timeoutMs`. */

@@ -70,6 +70,32 @@ describe("mock LLM", () => {
     await waitFor(() => llm.requests[0]?.aborted, "the mock to see the abort");
   });
 
+  it("keeps a fixed schedule with eventEveryMs: events that fell behind a busy moment are sent at once, the rest on time", async () => {
+    const body = Array.from({ length: 11 }, (_, i) => `data: ${i}\n\n`).join("");
+    llm.enqueue({ kind: "sse", endpoint: "openai-chat", body, eventEveryMs: 20 });
+    const res = await fetch(`${llm.url}/v1/chat/completions`, { method: "POST", body: "{}" });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let received = "";
+    const first = await reader.read();
+    received += new TextDecoder().decode(first.value);
+    const firstAt = performance.now();
+    // The process (client and mock alike) is busy for 150 ms right after the first event: events 1-7 fall due meanwhile.
+    let spins = 0;
+    while (performance.now() < firstAt + 150) spins += 1;
+    expect(spins).toBeGreaterThan(0);
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      received += new TextDecoder().decode(next.value);
+    }
+    const lastAt = performance.now();
+    expect(received).toBe(body);
+    // On its own clock the last event is due 200 ms after the first; waiting 20 ms after each event
+    // instead (eventIntervalMs) would end no earlier than 150 + 9 * 20 = 330 ms after it.
+    expect(lastAt - firstAt).toBeGreaterThanOrEqual(180);
+    expect(lastAt - firstAt).toBeLessThan(300);
+  });
+
   it("disconnects after N events and can end the body early", async () => {
     llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: "data: 1\n\ndata: 2\n\n", disconnectAfterEvents: 1 });
     llm.enqueue({ kind: "sse", endpoint: "openai-chat", body: "data: 1\n\ndata: 2\n\n", endAfterEvents: 1 });

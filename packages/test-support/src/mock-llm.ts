@@ -38,7 +38,10 @@
  * `release()`); `disconnectAfterEvents: n` (send n events, then destroy the
  * socket); `endAfterEvents: n` (send n events, then end the body cleanly: a
  * bare EOF); `eventIntervalMs: n` (wait n ms before each event after the
- * first: a paced upstream, e.g. 33 for 30 tokens/s); `burst` (hand every
+ * first: a paced upstream, e.g. 33 for 30 tokens/s); `eventEveryMs: n` (event
+ * i is due i * n ms after the first, on the mock's own clock: one sent late does
+ * not push back the ones after it, as a provider's pace does not depend on how
+ * busy its client is; for benchmarks of many paced streams); `burst` (hand every
  * event to the socket in one write: chunks that arrive together; ignored with
  * the hold/disconnect/end shapes). `enqueue` returns a handle: `release()`, `held` (resolves when
  * the response reaches its hold point) and `request` (the request it answered).
@@ -52,6 +55,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
 import {
   jsonPayloadsToSseEvents,
   readRecording,
@@ -75,6 +79,7 @@ export interface StreamShape {
   disconnectAfterEvents?: number;
   endAfterEvents?: number;
   eventIntervalMs?: number;
+  eventEveryMs?: number;
   burst?: boolean;
 }
 
@@ -222,8 +227,13 @@ export async function startMockLlm(): Promise<MockLlm> {
       res.end();
       return;
     }
+    let firstSentAt = 0;
     for (let i = 0; i <= events.length; i++) {
       if (i > 0 && i < events.length && response.eventIntervalMs !== undefined && !(await wait(delay(response.eventIntervalMs)))) return;
+      if (i > 0 && i < events.length && response.eventEveryMs !== undefined) {
+        const due = firstSentAt + i * response.eventEveryMs - performance.now();
+        if (due > 0 && !(await wait(delay(due)))) return;
+      }
       if (i === response.holdAfterEvents) {
         queued.markHeld();
         if (!(await wait(queued.released))) return;
@@ -235,6 +245,7 @@ export async function startMockLlm(): Promise<MockLlm> {
       }
       if (i === response.endAfterEvents || i === events.length) break;
       // Wait until the event is handed to the socket, so a hold or disconnect comes after it.
+      if (i === 0) firstSentAt = performance.now();
       if (!(await wait(new Promise<void>((r) => res.write(events[i] as string, () => r()))))) return;
     }
     res.end();
