@@ -58,8 +58,10 @@ export function readCursorPathSettings(env: NodeJS.ProcessEnv): CursorPathSettin
     pacedChunks: intSetting("BENCH_PACED_CHUNKS", quick ? 30 : 60, { min: 2, max: 10_000 }, env),
     pacedIntervalMs: intSetting("BENCH_PACED_INTERVAL_MS", 33, { min: 1, max: 10_000 }, env),
     spreadRuns: listSetting("BENCH_SPREAD_RUNS", quick ? [128] : [256, 512], {}, env),
-    spreadArrivalMs: intSetting("BENCH_SPREAD_ARRIVAL_MS", 10, { min: 0, max: 10_000 }, env),
-    spreadChunks: intSetting("BENCH_SPREAD_CHUNKS", quick ? 150 : 300, { min: 2, max: 100_000 }, env),
+    // 40 starts a second, within what this machine starts at once (about 90-130 turns/s), and streams
+    // longer than the arrivals of 512 runs (12.8 s), so all of them are open together for a while.
+    spreadArrivalMs: intSetting("BENCH_SPREAD_ARRIVAL_MS", 25, { min: 0, max: 10_000 }, env),
+    spreadChunks: intSetting("BENCH_SPREAD_CHUNKS", quick ? 150 : 450, { min: 2, max: 100_000 }, env),
     waitingRuns: listSetting("BENCH_WAITING_RUNS", quick ? [64] : [128, 512], {}, env),
     waitingHoldSeconds: intSetting("BENCH_WAITING_HOLD_SECONDS", quick ? 3 : 15, { min: 0, max: 3_600 }, env),
     settleSeconds: intSetting("BENCH_SETTLE_SECONDS", quick ? 5 : 20, { min: 0, max: 3_600 }, env),
