@@ -341,7 +341,7 @@ async function main(): Promise<void> {
     for (const arm of arms) await arm.close().catch(() => undefined);
     await gw?.stop();
     await llm.stop();
-    if (gw !== undefined) console.log(`\ncleaned up: gateway stopped, database ${gw.db.name} dropped, streams of bus prefix ${gw.bus.prefix} deleted`);
+    if (gw !== undefined) console.log(`\ncleaned up: gateway stopped, database ${gw.db.name} dropped, streams of bus prefix ${gw.bus.prefix} deleted; the services' output is in ${gw.outputFile}`);
   }
   console.log(`machine speed at the end: ${formatMachineSpeed(await measureMachineSpeed())}`);
   if (failed) process.exitCode = 1;

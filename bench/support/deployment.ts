@@ -52,6 +52,8 @@ export interface Deployment {
   createMember(name: string): Promise<{ name: string; key: string }>;
   /** The supervisor's last output lines (for failure messages). */
   recentOutput(): string;
+  /** Where every line of the services' output goes (BENCH_OUTPUT_FILE, else a file in the temp folder that outlives the run). */
+  readonly outputFile: string;
   stop(): Promise<void>;
 }
 
@@ -102,9 +104,11 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
     { LOG_LEVEL: options.logLevel ?? "warn", METRICS_PORT_BASE: String(metricsBase), ...profEnv, ...options.env },
   );
   const lines: string[] = [];
-  const tee = process.env["BENCH_OUTPUT_FILE"];
+  // Every line is kept in a file, so that an anomaly seen in the numbers (a stall, a retry) can be
+  // looked up afterwards in the services' own warnings.
+  const tee = process.env["BENCH_OUTPUT_FILE"] ?? join(tmpdir(), `byok-bench-${bus.prefix}.services.log`);
   const keep = (line: string): void => {
-    if (tee !== undefined) appendFileSync(tee, line + "\n");
+    appendFileSync(tee, line + "\n");
     lines.push(line);
     if (lines.length > KEPT_LINES) lines.shift();
   };
@@ -163,6 +167,7 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
         return { name, key: res.key };
       },
       recentOutput: () => lines.join("\n"),
+      outputFile: tee,
       async stop() {
         await conn.close().catch(() => undefined);
         await stopChild();
