@@ -31,11 +31,11 @@ import { performance } from "node:perf_hooks";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { busNames } from "@byok/contracts";
 import { ADMIN_DATABASE_URL } from "@byok/test-support/infra";
-import { startMockLlm, type MockLlm } from "@byok/test-support/mock-llm";
-import { Deadline, readCursorPathSettings, type CursorPathSettings } from "./support/bench-settings.ts";
+import { startMockLlm } from "@byok/test-support/mock-llm";
+import { Deadline, readCursorPathSettings } from "./support/bench-settings.ts";
 import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
 import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
-import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns } from "./support/open-runs.ts";
+import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns, type OpenRunsContext } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
@@ -44,15 +44,8 @@ import { busMessagesTable, readBusCounters, type BusCounters } from "./support/b
 
 const PROMPT = "Say something.";
 
-interface Ctx {
-  readonly settings: CursorPathSettings;
-  readonly deadline: Deadline;
-  readonly llm: MockLlm;
-  readonly gw: Deployment;
-  readonly direct: DirectArm;
-  readonly adapter: GatewayArm;
+interface Ctx extends OpenRunsContext {
   readonly proxy: GatewayArm;
-  readonly sampler: ProcessSampler;
   readonly burst: UpstreamStream;
 }
 
@@ -68,9 +61,10 @@ async function sequential(ctx: Ctx): Promise<void> {
     await adapter.turn(burst, adapter.conversation(), PROMPT);
     await proxy.turn(burst, proxy.conversation(), PROMPT);
   }
-  const d = { ttft: [] as number[], end: [] as number[], upstream: [] as number[], firstAfterUpstream: [] as number[] };
-  const a = { ttft: [] as number[], end: [] as number[], upstream: [] as number[], firstAfterUpstream: [] as number[] };
-  const p = { ttft: [] as number[], end: [] as number[], upstream: [] as number[], firstAfterUpstream: [] as number[] };
+  const samples = () => ({ ttft: [] as number[], end: [] as number[], upstream: [] as number[] });
+  const d = samples();
+  const a = samples();
+  const p = samples();
   let n = 0;
   for (; n < settings.sequential && !deadline.passed(); n++) {
     for (const [arm, into] of [
@@ -82,7 +76,6 @@ async function sequential(ctx: Ctx): Promise<void> {
       into.ttft.push(t.firstTextMs);
       into.end.push(t.endMs);
       into.upstream.push(t.upstreamMs);
-      into.firstAfterUpstream.push(t.firstTextMs - t.upstreamMs);
     }
   }
   note(ctx, "sequential phase", n, settings.sequential);
@@ -95,13 +88,14 @@ async function sequential(ctx: Ctx): Promise<void> {
       { name: "EndStream, through the edge proxy", direct: d.end, gateway: p.end },
     ]),
   );
+  const afterUpstream = (x: ReturnType<typeof samples>): number[] => x.ttft.map((t, i) => t - x.upstream[i]!);
   console.log("\nthe TTFT in two parts: the turn's start to its upstream request reaching the mock, and from there to the first text at the client");
   console.log(
     addedTable([
       { name: "to the upstream request, to the adapter", direct: d.upstream, gateway: a.upstream },
       { name: "to the upstream request, through the edge proxy", direct: d.upstream, gateway: p.upstream },
-      { name: "upstream request -> first text, to the adapter", direct: d.firstAfterUpstream, gateway: a.firstAfterUpstream },
-      { name: "upstream request -> first text, through the edge proxy", direct: d.firstAfterUpstream, gateway: p.firstAfterUpstream },
+      { name: "upstream request -> first text, to the adapter", direct: afterUpstream(d), gateway: afterUpstream(a) },
+      { name: "upstream request -> first text, through the edge proxy", direct: afterUpstream(d), gateway: afterUpstream(p) },
     ]),
   );
 }

@@ -4,35 +4,23 @@
  * (packages/platform/src/ops-server.ts). Two scrapes give per-turn numbers.
  */
 import { renderTable } from "./report.ts";
+import { metricsText, metricValue } from "./service-metrics.ts";
 
 export type BusCounters = ReadonlyMap<string, { inMsgs: number; outMsgs: number; outBytes: number }>;
 
 /** The Cursor path's services (acp-adapter and admin do no work in these turns). */
 const SERVICES = ["edge-proxy", "cursor-adapter", "run-worker", "provider-gateway", "store"] as const;
 
-function value(text: string, metric: string, direction: "in" | "out"): number {
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${metric}{`) || !line.includes(`direction="${direction}"`)) continue;
-    return Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return Number.NaN;
-}
-
 export async function readBusCounters(opsUrls: Readonly<Record<string, string>>): Promise<BusCounters> {
   const out = new Map<string, { inMsgs: number; outMsgs: number; outBytes: number }>();
   for (const service of SERVICES) {
     const url = opsUrls[service];
     if (url === undefined) continue;
-    let text = "";
-    try {
-      text = await (await fetch(`${url}/metrics`)).text();
-    } catch {
-      // no listener: NaN below
-    }
+    const text = await metricsText(url);
     out.set(service, {
-      inMsgs: value(text, "byok_nats_client_messages_total", "in"),
-      outMsgs: value(text, "byok_nats_client_messages_total", "out"),
-      outBytes: value(text, "byok_nats_client_bytes_total", "out"),
+      inMsgs: metricValue(text, "byok_nats_client_messages_total", 'direction="in"'),
+      outMsgs: metricValue(text, "byok_nats_client_messages_total", 'direction="out"'),
+      outBytes: metricValue(text, "byok_nats_client_bytes_total", 'direction="out"'),
     });
   }
   return out;

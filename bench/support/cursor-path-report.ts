@@ -66,10 +66,15 @@ export function busyTable(levels: readonly OpenRunsBusy[]): string {
   );
 }
 
-function rssOf(sample: Sample, name: string): string {
+/** A process's (or group's) RSS in a sample; undefined for a group with no live process (e.g. the store's pool closed its idle connections). */
+export function rssBytes(sample: Sample, name: string): number | undefined {
   const entry = sample.byName.get(name);
-  // A group with no live process (e.g. the store's pool closed its idle connections): nothing to show.
-  return entry === undefined || entry.cpuByPid.size === 0 ? "-" : formatMb(entry.rssBytes);
+  return entry === undefined || entry.cpuByPid.size === 0 ? undefined : entry.rssBytes;
+}
+
+function rssOf(sample: Sample, name: string): string {
+  const bytes = rssBytes(sample, name);
+  return bytes === undefined ? "-" : formatMb(bytes);
 }
 
 /** One row per process, one column per point. */

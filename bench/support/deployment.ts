@@ -17,7 +17,7 @@
  * `node bench/cpu-profile-summary.ts <dir>`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, readFileSync } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -107,8 +107,9 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
   // Every line is kept in a file, so that an anomaly seen in the numbers (a stall, a retry) can be
   // looked up afterwards in the services' own warnings.
   const tee = process.env["BENCH_OUTPUT_FILE"] ?? join(tmpdir(), `byok-bench-${bus.prefix}.services.log`);
+  const output = createWriteStream(tee, { flags: "a" });
   const keep = (line: string): void => {
-    appendFileSync(tee, line + "\n");
+    if (!output.writableEnded) output.write(line + "\n");
     lines.push(line);
     if (lines.length > KEPT_LINES) lines.shift();
   };
@@ -124,6 +125,7 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
   void exited.then(() => (gone = true));
 
   const cleanupInfra = async (): Promise<void> => {
+    await new Promise<void>((resolve) => output.end(resolve));
     await bus.cleanup().catch(() => undefined);
     await db.drop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });

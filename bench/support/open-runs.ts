@@ -19,11 +19,12 @@ import { HARNESS_MODEL_ID } from "@byok/test-support/gateway-harness";
 import type { MockLlm } from "@byok/test-support/mock-llm";
 import { providerStream } from "@byok/test-support/provider-streams";
 import type { CursorPathSettings, Deadline } from "./bench-settings.ts";
-import { busyTable, type OpenRunsBusy } from "./cursor-path-report.ts";
+import { busyTable, rssBytes, type OpenRunsBusy } from "./cursor-path-report.ts";
 import { textStream, type DirectArm, type GatewayArm } from "./cursor-arms.ts";
 import type { Deployment } from "./deployment.ts";
 import { cpuBetween, type ProcessSampler, type Sample } from "./proc-stats.ts";
 import { formatMb, formatMs, percentile, renderTable } from "./report.ts";
+import { metricsText, metricValue } from "./service-metrics.ts";
 
 export interface OpenRunsContext {
   readonly settings: CursorPathSettings;
@@ -158,17 +159,7 @@ class Arrivals {
 /** nodejs_heap_size_used_bytes of each service with a /metrics listener (NaN where it cannot be read). */
 async function heapUsed(opsUrls: Readonly<Record<string, string>>): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const [service, url] of Object.entries(opsUrls)) {
-    let bytes = Number.NaN;
-    try {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      const line = text.split("\n").find((l) => /^nodejs_heap_size_used_bytes[ {]/.test(l));
-      if (line !== undefined) bytes = Number(line.slice(line.lastIndexOf(" ") + 1));
-    } catch {
-      // no listener
-    }
-    out.set(service, bytes);
-  }
+  for (const [service, url] of Object.entries(opsUrls)) out.set(service, metricValue(await metricsText(url), "nodejs_heap_size_used_bytes"));
   return out;
 }
 
@@ -176,25 +167,21 @@ const KB = 1024;
 /** Seconds of idle measured before each level of the waiting phase. */
 const IDLE_SECONDS = 3;
 
-/** CPU ms per second of one process between two samples. */
-function cpuRate(from: Sample, to: Sample, name: string): number {
-  return (cpuBetween(from, to).get(name) ?? Number.NaN) / ((to.at - from.at) / 1000);
+/** CPU ms per second of the named processes together between two samples. */
+function cpuRate(from: Sample, to: Sample, names: readonly string[]): number {
+  const cpu = cpuBetween(from, to);
+  return names.reduce((sum, name) => sum + (cpu.get(name) ?? Number.NaN), 0) / ((to.at - from.at) / 1000);
 }
 
-/** CPU ms per second per 100 open runs during the hold, above the idle rate measured before the level. */
-function holdCpuPer100(l: WaitingLevel, name: string): string {
-  const above = cpuRate(l.waiting, l.held, name) - cpuRate(l.idleStart, l.before, name);
+/** CPU ms per second per 100 open runs of the named processes during the hold, above their idle rate measured before the level. */
+function holdCpuPer100(l: WaitingLevel, names: readonly string[]): string {
+  const above = cpuRate(l.waiting, l.held, names) - cpuRate(l.idleStart, l.before, names);
   return ((above / l.level) * 100).toFixed(1);
 }
 
 function perRunKb(before: number | undefined, after: number | undefined, runs: number): string {
   if (before === undefined || after === undefined || !Number.isFinite(before) || !Number.isFinite(after)) return "-";
   return ((after - before) / KB / runs).toFixed(1);
-}
-
-function rssBytes(sample: Sample, name: string): number | undefined {
-  const entry = sample.byName.get(name);
-  return entry === undefined || entry.cpuByPid.size === 0 ? undefined : entry.rssBytes;
 }
 
 interface WaitingLevel {
@@ -311,18 +298,14 @@ export async function waitingOpenRuns(ctx: OpenRunsContext): Promise<void> {
     ...levels.flatMap((l) => [
       perRunKb(rssBytes(l.before, name), rssBytes(l.waiting, name), l.level),
       perRunKb(l.heapBefore.get(name), l.heapWaiting.get(name), l.level),
-      holdCpuPer100(l, name),
+      holdCpuPer100(l, [name]),
     ]),
   ]);
   // The Postgres backends' RSS counts the shared buffers each one touched and their number follows the
   // store's pool, not the open runs: their row is shown, the RSS total leaves them out (the CPU total does not).
   const counted = names.filter((n) => !n.startsWith("postgres"));
   const total = (sample: Sample): number => counted.reduce((s, n) => s + (rssBytes(sample, n) ?? 0), 0);
-  const cpuAbove = (l: WaitingLevel): string => {
-    const rate = (from: Sample, to: Sample): number => names.reduce((s, n) => s + cpuRate(from, to, n), 0);
-    return (((rate(l.waiting, l.held) - rate(l.idleStart, l.before)) / l.level) * 100).toFixed(1);
-  };
-  rows.push(["total (RSS: services and nats-server)", ...levels.flatMap((l) => [perRunKb(total(l.before), total(l.waiting), l.level), "", cpuAbove(l)])]);
+  rows.push(["total (RSS: services and nats-server)", ...levels.flatMap((l) => [perRunKb(total(l.before), total(l.waiting), l.level), "", holdCpuPer100(l, names)])]);
   console.log(renderTable(["process", ...levels.flatMap((l) => [`${l.level}: RSS KB/run`, "heap KB/run", "CPU ms/s per 100"])], rows));
   console.log(`RSS of the services and nats-server with every run waiting: ${levels.map((l) => `${l.level} runs ${formatMb(total(l.waiting))} (before ${formatMb(total(l.before))})`).join("; ")}`);
 }
