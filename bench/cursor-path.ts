@@ -142,17 +142,22 @@ async function concurrency(ctx: Ctx): Promise<void> {
   if (settings.rounds === 0) return;
   const rows: string[][] = [];
   for (const level of settings.concurrency) {
-    const d = { ttft: [] as number[], wall: 0, turns: 0 };
-    const g = { ttft: [] as number[], wall: 0, turns: 0 };
+    const d = { ttft: [] as number[], wall: 0, turns: 0, servicesCpuMs: 0, benchCpuMs: 0 };
+    const g = { ttft: [] as number[], wall: 0, turns: 0, servicesCpuMs: 0, benchCpuMs: 0 };
     let round = 0;
     for (; round < settings.rounds && !deadline.passed(); round++) {
       for (const [into, one] of [
         [d, () => direct.turn(burst, [], PROMPT)],
         [g, () => adapter.turn(burst, adapter.pooledConversation(), PROMPT)],
       ] as const) {
+        const before = await ctx.sampler.sample();
+        const benchBefore = process.cpuUsage();
         const start = performance.now();
         const turns = await Promise.all(Array.from({ length: level }, one));
         into.wall += performance.now() - start;
+        const bench = process.cpuUsage(benchBefore);
+        into.benchCpuMs += (bench.user + bench.system) / 1000;
+        into.servicesCpuMs += [...cpuBetween(before, await ctx.sampler.sample()).values()].reduce((sum, ms) => sum + ms, 0);
         into.turns += turns.length;
         into.ttft.push(...turns.map((t) => t.firstTextMs));
       }
@@ -160,10 +165,28 @@ async function concurrency(ctx: Ctx): Promise<void> {
     note(ctx, `concurrency ${level}`, round, settings.rounds);
     const d50 = percentile(d.ttft, 50);
     const g50 = percentile(g.ttft, 50);
-    rows.push([String(level), String(g.turns), formatMs(d50), formatMs(g50), `+${formatMs(g50 - d50)}`, formatRate(d.turns, d.wall), formatRate(g.turns, g.wall)]);
+    const perTurn = (ms: number, turns: number): string => formatMs(ms / Math.max(1, turns));
+    rows.push([
+      String(level),
+      String(g.turns),
+      formatMs(d50),
+      formatMs(g50),
+      `+${formatMs(g50 - d50)}`,
+      formatRate(d.turns, d.wall),
+      formatRate(g.turns, g.wall),
+      perTurn(g.servicesCpuMs, g.turns),
+      perTurn(g.benchCpuMs, g.turns),
+      perTurn(d.benchCpuMs, d.turns),
+    ]);
   }
   console.log(`\n## concurrency: N turns at once (new conversations, to the adapter), ${settings.rounds} batches per arm, arms batch by batch`);
-  console.log(renderTable(["at once", "turns", "direct TTFT p50", "gateway TTFT p50", "added", "direct turns/s", "gateway turns/s"], rows));
+  console.log("(CPU ms per turn: the gateway's processes with nats-server and Postgres, and the bench process, which plays Cursor and the upstream, in each arm: all share the 2 cores)");
+  console.log(
+    renderTable(
+      ["at once", "turns", "direct TTFT p50", "gateway TTFT p50", "added", "direct turns/s", "gateway turns/s", "gateway CPU ms/turn", "bench CPU ms/turn (gateway arm)", "bench CPU ms/turn (direct arm)"],
+      rows,
+    ),
+  );
 }
 
 async function growth(ctx: Ctx): Promise<void> {
