@@ -37,7 +37,7 @@ import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, 
 import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
 import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns, type OpenRunsContext } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
-import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
+import { cpuBetween, postgresBackends, postgresTransactions, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
 import { busMessagesTable, readBusCounters, type BusCounters } from "./support/bus-counters.ts";
@@ -111,6 +111,7 @@ async function idleCpu(ctx: Ctx, seconds: number): Promise<Map<string, number>> 
 async function cpuPerTurn(ctx: Ctx): Promise<void> {
   const idle = await idleCpu(ctx, ctx.settings.quick ? 2 : 5);
   const busBefore: BusCounters = await readBusCounters(ctx.gw.opsUrls);
+  const transactionsBefore = await postgresTransactions(ADMIN_DATABASE_URL, ctx.gw.db.name);
   const before = await ctx.sampler.sample();
   const benchBefore = process.cpuUsage();
   let n = 0;
@@ -135,6 +136,8 @@ async function cpuPerTurn(ctx: Ctx): Promise<void> {
   note(ctx, "CPU phase through the edge proxy", m, ctx.settings.cpuTurns);
   console.log(`\n## CPU per turn through the edge proxy: ${m} gateway turns one after another`);
   console.log(cpuTable(cpuBetween(proxyBefore, proxyAfter), idle, Math.max(1, m)));
+  const transactions = (await postgresTransactions(ADMIN_DATABASE_URL, ctx.gw.db.name)) - transactionsBefore;
+  console.log(`Postgres transactions per turn (the gateway's database, both phases): ${(transactions / Math.max(1, n + m)).toFixed(1)}`);
 }
 
 async function concurrency(ctx: Ctx): Promise<void> {

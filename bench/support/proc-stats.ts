@@ -67,6 +67,18 @@ export async function postgresBackends(adminUrl: string, database: string): Prom
   }
 }
 
+/** Transactions ended (committed or rolled back) in `database` so far, as Postgres's statistics count them (they lag by up to a second). */
+export async function postgresTransactions(adminUrl: string, database: string): Promise<number> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ ended: string }>("SELECT xact_commit + xact_rollback AS ended FROM pg_stat_database WHERE datname = $1", [database]);
+    return Number(result.rows[0]?.ended ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
 export interface Tracked {
   readonly name: string;
   /** Pids now (a group may change between samples). */
