@@ -4,9 +4,11 @@
  * back, settling writes one ledger row per admission and charges budgets and
  * rate windows exactly once, and the concurrent-run slots hold.
  */
+import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BudgetPeriod, BudgetScope, DEFAULT_TEAM_ID, LeaseCounter, RunStatus, StoreErrorKind } from "@byok/contracts";
 import { startTestStore, userText, type TestStore } from "../store-test-harness.ts";
+import { LEDGER_INSERT, ledgerColumns, type LedgerInput } from "./settle.ts";
 
 const USD = 1_000_000_000_000n;
 
@@ -174,6 +176,71 @@ describe("accounting", () => {
       { call_ref: "run:run-9:1", attempt: 2 },
       { call_ref: "run:run-9:2", attempt: 1 },
     ]);
+    // Every column of a batch's row as the call named it (the batch reaches Postgres as one array per column).
+    const row = await store.sql(
+      `SELECT ticket_id::text, member_id, team_id::text, client_kind, model_id, provider_id, upstream_model, call_index, request_id, outcome,
+              input_tokens::text, output_tokens::text, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, charged_usd, started_at
+         FROM ledger WHERE ticket_id = '00000000-0000-4000-8000-0000000000a3'`,
+    );
+    expect(row.rows).toEqual([
+      {
+        ticket_id: "00000000-0000-4000-8000-0000000000a3",
+        member_id: memberId,
+        team_id: DEFAULT_TEAM_ID,
+        client_kind: "cursor",
+        model_id: "team-gpt",
+        provider_id: "openai",
+        upstream_model: "gpt-4o",
+        call_index: 2,
+        request_id: null,
+        outcome: "ok",
+        input_tokens: "10",
+        output_tokens: "2",
+        cache_read_tokens: null,
+        cache_write_tokens: null,
+        reasoning_tokens: null,
+        cost_usd: "0.125000000000",
+        charged_usd: "0.125000000000",
+        started_at: clock,
+      },
+    ]);
+  });
+
+  it("looks up a batch's tickets in the ledger's index, without reading the whole ledger", async () => {
+    // A ledger of 3,000 rows with fresh statistics (as autovacuum takes them), then the plan of the next batch's insert.
+    for (let batch = 0; batch < 10; batch++) {
+      const calls = Array.from({ length: 300 }, (_, i) => settleRequest(randomUUID(), i + 1, "0.01", [], `run-plan-${batch}`));
+      const settled = await store.call("settleCalls", { calls });
+      expect(settled.results.every((r) => r.error === undefined && r.recorded)).toBe(true);
+    }
+    await store.sql("ANALYZE ledger");
+    const entries: LedgerInput[] = Array.from({ length: 280 }, (_, i) => ({
+      callRef: `run:run-plan-next:${i + 1}`,
+      ticketId: randomUUID(),
+      memberId,
+      teamId: DEFAULT_TEAM_ID,
+      clientKind: "cursor",
+      modelId: "team-gpt",
+      providerId: "openai",
+      upstreamModel: "gpt-4o",
+      runId: "run-plan-next",
+      callIndex: i + 1,
+      requestId: null,
+      outcome: "ok",
+      tokens: { input: 10n, output: 2n, cacheRead: undefined, cacheWrite: undefined, reasoning: undefined },
+      costPico: undefined,
+      chargedPico: undefined,
+      startedAt: clock,
+    }));
+    const explained = await store.sql(`EXPLAIN (FORMAT JSON) ${LEDGER_INSERT}`, ledgerColumns(entries));
+    const scans: string[] = [];
+    const walk = (node: { "Node Type": string; "Relation Name"?: string; Plans?: unknown[] }): void => {
+      if (node["Relation Name"] === "ledger") scans.push(node["Node Type"]);
+      for (const child of node.Plans ?? []) walk(child as typeof node);
+    };
+    walk((explained.rows[0]["QUERY PLAN"] as Array<{ Plan: Parameters<typeof walk>[0] }>)[0]!.Plan);
+    expect(scans.length).toBeGreaterThan(0);
+    expect(scans.filter((scan) => scan === "Seq Scan")).toEqual([]);
   });
 
   it("settles concurrent batches that share budgets and call references without deadlock or double counting", async () => {
