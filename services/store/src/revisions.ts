@@ -283,16 +283,23 @@ interface ChainRow {
  * One statement for the chain, its message bodies and its newest context
  * anchor (the anchor columns repeat on every row). `$2` is the known revision:
  * the walk stops there (included); NULL walks to the root.
+ *
+ * The anchor is looked up by each chain revision's id (the LIMIT keeps the
+ * lateral subquery a probe of the primary key): as `revision_id IN (SELECT id
+ * FROM chain)` Postgres planned a hash of every conversation's anchors, so each
+ * continued turn read the whole table. Exported for the test that reads its
+ * plan (query-plans.int.test.ts).
  */
-const CHAIN_QUERY = `WITH RECURSIVE chain AS (
+export const CHAIN_QUERY = `WITH RECURSIVE chain AS (
        SELECT id, parent_id, message_ids, compacted_from_id, summarized_count, run_id, 0 AS depth FROM revisions WHERE id = $1
        UNION ALL
        SELECT r.id, r.parent_id, r.message_ids, r.compacted_from_id, r.summarized_count, r.run_id, c.depth + 1
          FROM revisions r JOIN chain c ON r.id = c.parent_id WHERE $2::uuid IS NULL OR c.id <> $2::uuid
      ),
      anchor AS (
-       SELECT revision_id, message_count, input_tokens FROM context_anchors
-        WHERE revision_id IN (SELECT id FROM chain) ORDER BY message_count DESC LIMIT 1
+       SELECT a.revision_id, a.message_count, a.input_tokens
+         FROM chain c CROSS JOIN LATERAL (SELECT revision_id, message_count, input_tokens FROM context_anchors WHERE revision_id = c.id LIMIT 1) a
+        ORDER BY a.message_count DESC LIMIT 1
      )
      SELECT c.id, c.message_ids, c.compacted_from_id, c.summarized_count, c.run_id,
             (SELECT json_agg(m.body ORDER BY x.position)
