@@ -74,30 +74,40 @@ describe("plans over tables that only grow", () => {
     expect(scans.filter((scan) => scan === "Seq Scan")).toEqual([]);
   });
 
-  it("a history load finds its chain's context anchor by revision, not among every conversation's anchors", async () => {
-    // 3,000 anchored revisions of other conversations, and a chain of 40 revisions to load.
+  it("a history load finds its chain, its messages and its context anchor by id, not among every conversation's", async () => {
+    // 3,000 anchored revisions of other conversations with a message each, and a chain of 40 revisions to load.
     await store.sql("INSERT INTO conversations (id, member_id) SELECT 'other-' || g, 'member-1' FROM generate_series(1, 100) g");
     await store.sql(
+      `INSERT INTO messages (id, conversation_id, body, digest)
+       SELECT gen_random_uuid(), 'other-' || (g % 100 + 1), '{"role":"user","text":"hello"}', sha256(g::text::bytea) FROM generate_series(1, 3000) g`,
+    );
+    await store.sql(
       `INSERT INTO revisions (id, conversation_id, message_ids, message_count, digest)
-       SELECT gen_random_uuid(), 'other-' || (g % 100 + 1), ARRAY[gen_random_uuid()], 1, sha256(g::text::bytea) FROM generate_series(1, 3000) g`,
+       SELECT gen_random_uuid(), conversation_id, ARRAY[id], 1, digest FROM messages`,
     );
     await store.sql("INSERT INTO context_anchors (revision_id, message_count, input_tokens, run_id, provider_call_index) SELECT id, 1, 100, 'run-x', 1 FROM revisions");
     await store.sql("INSERT INTO conversations (id, member_id) VALUES ('mine', 'member-1')");
     let parent: string | null = null;
     for (let i = 0; i < 40; i++) {
       const id = randomUUID();
-      await store.sql("INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest) VALUES ($1::uuid, 'mine', $2::uuid, ARRAY[gen_random_uuid()], $3, sha256($4::bytea))", [
+      const messageId = randomUUID();
+      await store.sql("INSERT INTO messages (id, conversation_id, body, digest) VALUES ($1::uuid, 'mine', '{\"role\":\"user\",\"text\":\"hi\"}', sha256($2::bytea))", [
+        messageId,
+        Buffer.from(messageId),
+      ]);
+      await store.sql("INSERT INTO revisions (id, conversation_id, parent_id, message_ids, message_count, digest) VALUES ($1::uuid, 'mine', $2::uuid, ARRAY[$3::uuid], $4, sha256($5::bytea))", [
         id,
         parent,
+        messageId,
         i + 1,
         Buffer.from(id),
       ]);
       parent = id;
     }
-    await store.sql("ANALYZE context_anchors");
-    await store.sql("ANALYZE revisions");
-    const scans = await scansOf(store, "context_anchors", CHAIN_QUERY, [parent, null]);
-    expect(scans.length).toBeGreaterThan(0);
-    expect(scans.filter((scan) => scan === "Seq Scan")).toEqual([]);
+    for (const table of ["messages", "revisions", "context_anchors"]) await store.sql(`ANALYZE ${table}`);
+    for (const table of ["messages", "revisions", "context_anchors"]) {
+      const scans = await scansOf(store, table, CHAIN_QUERY, [parent, null]);
+      expect({ table, scans: scans.length > 0, sequential: scans.filter((scan) => scan === "Seq Scan") }).toEqual({ table, scans: true, sequential: [] });
+    }
   });
 });
