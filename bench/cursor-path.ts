@@ -37,6 +37,7 @@ import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, 
 import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
 import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns, type OpenRunsContext } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
+import { databaseSize } from "./support/database-size.ts";
 import { cpuBetween, postgresBackends, postgresTransactions, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
@@ -342,6 +343,7 @@ async function main(): Promise<void> {
     await concurrency(ctx);
     await growth(ctx);
     await checkpoint(ctx);
+    await databaseSize(ctx, ctx.burst, settings.databaseRows, settings.databasePairs);
     await pacedOpenRuns(ctx);
     await spreadOpenRuns(ctx);
     await waitingOpenRuns(ctx);

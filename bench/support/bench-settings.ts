@@ -20,6 +20,9 @@ export interface CursorPathSettings {
   readonly growthTurns: number;
   readonly checkpointMessages: number;
   readonly checkpointRepeats: number;
+  /** Rows of other conversations the database-size phase adds (0: no such phase), and the pairs of turns it measures per step. */
+  readonly databaseRows: number;
+  readonly databasePairs: number;
   /** Open runs at once with a paced upstream: levels, deltas per stream, ms between deltas. */
   readonly openRuns: readonly number[];
   readonly pacedChunks: number;
@@ -54,6 +57,8 @@ export function readCursorPathSettings(env: NodeJS.ProcessEnv): CursorPathSettin
     growthTurns: intSetting("BENCH_GROWTH_TURNS", quick ? 60 : 300, { min: 0, max: 10_000 }, env),
     checkpointMessages: intSetting("BENCH_CHECKPOINT_MESSAGES", 2_000, { min: 2, max: 100_000 }, env),
     checkpointRepeats: intSetting("BENCH_CHECKPOINT_REPEATS", quick ? 2 : 5, { min: 0, max: 100 }, env),
+    databaseRows: intSetting("BENCH_DATABASE_ROWS", quick ? 20_000 : 200_000, { min: 0, max: 10_000_000 }, env),
+    databasePairs: intSetting("BENCH_DATABASE_PAIRS", quick ? 15 : 40, { min: 0, max: 10_000 }, env),
     openRuns: listSetting("BENCH_OPEN_RUNS", quick ? [16, 64] : [16, 64, 128, 256, 512], {}, env),
     pacedChunks: intSetting("BENCH_PACED_CHUNKS", quick ? 30 : 60, { min: 2, max: 10_000 }, env),
     pacedIntervalMs: intSetting("BENCH_PACED_INTERVAL_MS", 33, { min: 1, max: 10_000 }, env),
