@@ -38,7 +38,7 @@ import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmS
 import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns, type OpenRunsContext } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { databaseSize } from "./support/database-size.ts";
-import { cpuBetween, postgresBackends, postgresTransactions, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
+import { cpuBetween, cpuSum, postgresBackends, postgresTransactions, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
 import { busMessagesTable, readBusCounters, type BusCounters } from "./support/bus-counters.ts";
@@ -161,7 +161,7 @@ async function concurrency(ctx: Ctx): Promise<void> {
         into.wall += performance.now() - start;
         const bench = process.cpuUsage(benchBefore);
         into.benchCpuMs += (bench.user + bench.system) / 1000;
-        into.servicesCpuMs += [...cpuBetween(before, await ctx.sampler.sample()).values()].reduce((sum, ms) => sum + ms, 0);
+        into.servicesCpuMs += cpuSum(cpuBetween(before, await ctx.sampler.sample()));
         into.turns += turns.length;
         into.ttft.push(...turns.map((t) => t.firstTextMs));
       }

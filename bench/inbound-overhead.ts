@@ -52,6 +52,7 @@ import { connect } from "@nats-io/transport-node";
 import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/test-support/infra";
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startHelper } from "./support/helper-process.ts";
+import { runInFlight } from "./support/in-flight.ts";
 import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
@@ -120,17 +121,8 @@ function once(target: Target): Promise<Sample> {
   });
 }
 
-async function runLevel(target: Target, concurrency: number, count: number): Promise<Sample[]> {
-  const samples: Sample[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      next++;
-      samples.push(await once(target));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, () => worker()));
-  return samples;
+function runLevel(target: Target, concurrency: number, count: number): Promise<Sample[]> {
+  return runInFlight(count, concurrency, () => once(target));
 }
 
 async function saturate(target: Target, seconds: number, concurrency: number): Promise<number> {

@@ -29,9 +29,9 @@ import { DEFAULT_TEAM_ID } from "@byok/contracts";
 import { silentLogger } from "@byok/platform/logger";
 import { settleCalls, type SettleInput } from "@byok/store/control/settle";
 import { createPool, runMigrations } from "@byok/store/database";
-import { createTestDatabase } from "@byok/test-support/infra";
+import { ADMIN_DATABASE_URL, createTestDatabase } from "@byok/test-support/infra";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
-import { readProcess } from "./support/proc-stats.ts";
+import { cpuBetween, cpuSum, postgresBackends, ProcessSampler } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting, listSetting } from "./support/settings.ts";
 
@@ -70,10 +70,7 @@ async function main(): Promise<void> {
   try {
     await runMigrations(pool, silentLogger());
     await pool.query("ALTER TABLE ledger SET (autovacuum_enabled = false)");
-    const backendsCpuMs = async (): Promise<number> => {
-      const rows = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()");
-      return rows.rows.reduce((sum, { pid }) => sum + (readProcess(pid)?.cpuMs ?? 0), 0);
-    };
+    const backends = new ProcessSampler([{ name: "postgres", pids: () => postgresBackends(ADMIN_DATABASE_URL, db.name) }]);
     const settleBatch = async (): Promise<void> => {
       const outcome = await settleCalls(
         pool,
@@ -90,7 +87,7 @@ async function main(): Promise<void> {
     const measure = async (statistics: string): Promise<void> => {
       const size = await ledgerRows();
       const walls: number[] = [];
-      const postgresBefore = await backendsCpuMs();
+      const postgresBefore = await backends.sample();
       const selfBefore = process.cpuUsage();
       for (let i = 0; i < BATCHES; i++) {
         const started = performance.now();
@@ -98,7 +95,7 @@ async function main(): Promise<void> {
         walls.push(performance.now() - started);
       }
       const self = process.cpuUsage(selfBefore);
-      const postgresMs = (await backendsCpuMs()) - postgresBefore;
+      const postgresMs = cpuSum(cpuBetween(postgresBefore, await backends.sample()));
       rows.push([
         String(size),
         statistics,

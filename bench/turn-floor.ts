@@ -42,7 +42,8 @@ import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/tes
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startHelper, type HelperProcess } from "./support/helper-process.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
-import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer, type Tracked } from "./support/proc-stats.ts";
+import { runInFlight } from "./support/in-flight.ts";
+import { cpuBetween, cpuSum, postgresBackends, ProcessSampler, trackedNatsServer, type Tracked } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting, listSetting } from "./support/settings.ts";
 
@@ -97,20 +98,13 @@ function post(port: number, path: string, body: string): Promise<Buffer> {
 }
 
 /** N requests from this process, C at a time (this process plays Cursor: its CPU is the client's side). */
-async function driveHttp(port: number, path: string, count: number, concurrency: number): Promise<number[]> {
+function driveHttp(port: number, path: string, count: number, concurrency: number): Promise<number[]> {
   const body = "x".repeat(300);
-  const latencies: number[] = [];
-  let started = 0;
-  const worker = async (): Promise<void> => {
-    while (started < count) {
-      started++;
-      const at = performance.now();
-      await post(port, path, body);
-      latencies.push(performance.now() - at);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, () => worker()));
-  return latencies;
+  return runInFlight(count, concurrency, async () => {
+    const at = performance.now();
+    await post(port, path, body);
+    return performance.now() - at;
+  });
 }
 
 /** N operations run by a peer process, C at a time; its answer carries each one's latency. */
@@ -121,8 +115,6 @@ async function drivePeer(peer: HelperProcess, count: number, concurrency: number
 
 const byPid = (name: string, pid: number): Tracked => ({ name, pids: async () => [pid] });
 
-const totalMs = (used: ReadonlyMap<string, number>): number => [...used.values()].reduce((sum, ms) => sum + ms, 0);
-
 async function measure(primitive: Primitive, count: number, concurrency: number): Promise<{ cpuUs: number; clientCpuUs: number; latencies: number[] }> {
   const sampler = new ProcessSampler(primitive.charged);
   const clientSampler = new ProcessSampler(Array.isArray(primitive.clientSide) ? primitive.clientSide : []);
@@ -131,8 +123,8 @@ async function measure(primitive: Primitive, count: number, concurrency: number)
   const selfBefore = process.cpuUsage();
   const latencies = await primitive.run(count, concurrency);
   const self = process.cpuUsage(selfBefore);
-  const cpuMs = totalMs(cpuBetween(before, await sampler.sample()));
-  const clientMs = primitive.clientSide === "this process" ? (self.user + self.system) / 1000 : totalMs(cpuBetween(clientBefore, await clientSampler.sample()));
+  const cpuMs = cpuSum(cpuBetween(before, await sampler.sample()));
+  const clientMs = primitive.clientSide === "this process" ? (self.user + self.system) / 1000 : cpuSum(cpuBetween(clientBefore, await clientSampler.sample()));
   return { cpuUs: (cpuMs * 1000) / count, clientCpuUs: (clientMs * 1000) / count, latencies };
 }
 

@@ -13,7 +13,7 @@
  */
 import pg from "pg";
 import type { UpstreamStream } from "./cursor-arms.ts";
-import { cpuBetween } from "./proc-stats.ts";
+import { cpuBetween, cpuSum } from "./proc-stats.ts";
 import { formatMs, percentile, renderTable } from "./report.ts";
 import type { OpenRunsContext } from "./open-runs.ts";
 
@@ -109,10 +109,7 @@ export async function databaseSize(ctx: OpenRunsContext, burst: UpstreamStream, 
   await analyze(ctx.gw.db.url);
   steps.push(await measure(ctx, burst, `+${rows} rows, after ANALYZE`, pairs));
 
-  const perTurn = (step: Step, names: readonly string[] | "all"): string => {
-    const entries = [...step.cpuByProcess].filter(([name]) => names === "all" || names.includes(name));
-    return formatMs(entries.reduce((sum, [, ms]) => sum + ms, 0) / (2 * step.pairs));
-  };
+  const perTurn = (step: Step, names?: readonly string[]): string => formatMs(cpuSum(step.cpuByProcess, names) / (2 * step.pairs));
   console.log(
     `\n## database size: ${pairs} pairs of turns (a new conversation, then the next turn of one conversation) per step, before and after adding ${rows} messages, revisions and blobs of other conversations (with their runs, anchors, blob references and ${Math.floor(rows / 4)} ledger rows; added in ${fillSeconds.toFixed(1)} s)`,
   );
@@ -125,7 +122,7 @@ export async function databaseSize(ctx: OpenRunsContext, burst: UpstreamStream, 
         formatMs(percentile(step.continuedTtft, 50)),
         perTurn(step, ["store"]),
         perTurn(step, ["postgres backends"]),
-        perTurn(step, "all"),
+        perTurn(step),
       ]),
     ),
   );

@@ -37,6 +37,7 @@ import { Pool } from "undici";
 import { connectNats } from "@byok/platform/nats";
 import { silentLogger } from "@byok/platform/logger";
 import { commitBehind, createPool, inTransaction, preparedQuery, together } from "@byok/store/database";
+import { runInFlight } from "./in-flight.ts";
 
 type Role =
   | { readonly kind: "http-server" }
@@ -116,26 +117,23 @@ async function postgresTransaction(databaseUrl: string): Promise<Operation> {
         preparedQuery(tx, "SELECT 1 FROM floor_heads WHERE id = $1", [conversation]),
       );
       const seq = Number(head.rows[0]?.head ?? 0) + 1;
-      void preparedQuery(tx, "INSERT INTO floor_rows (conversation, seq, body) VALUES ($1, $2, $3)", [conversation, seq, body]).catch(() => undefined);
-      return commitBehind(preparedQuery(tx, "UPDATE floor_heads SET head = $2 WHERE id = $1", [conversation, seq]));
+      return commitBehind(
+        together(
+          preparedQuery(tx, "INSERT INTO floor_rows (conversation, seq, body) VALUES ($1, $2, $3)", [conversation, seq, body]),
+          preparedQuery(tx, "UPDATE floor_heads SET head = $2 WHERE id = $1", [conversation, seq]),
+        ),
+      );
     });
   };
 }
 
-/** `count` operations, `concurrency` of them in flight at a time. */
-async function runMany(operation: Operation, count: number, concurrency: number): Promise<number[]> {
-  const latencies: number[] = [];
-  let started = 0;
-  const worker = async (): Promise<void> => {
-    while (started < count) {
-      started++;
-      const at = performance.now();
-      const reported = await operation();
-      latencies.push(reported ?? performance.now() - at);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, () => worker()));
-  return latencies;
+/** `count` operations, `concurrency` of them in flight at a time: each one's latency. */
+function runMany(operation: Operation, count: number, concurrency: number): Promise<number[]> {
+  return runInFlight(count, concurrency, async () => {
+    const at = performance.now();
+    const reported = await operation();
+    return reported ?? performance.now() - at;
+  });
 }
 
 function serveHttpPrimitive(req: IncomingMessage, res: ServerResponse, url: URL): void {

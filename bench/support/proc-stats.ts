@@ -126,3 +126,10 @@ export function cpuBetween(before: Sample, after: Sample): Map<string, number> {
   }
   return out;
 }
+
+/** CPU ms of the named processes in `used` (all of them without names); a name not there counts 0. */
+export function cpuSum(used: ReadonlyMap<string, number>, names?: readonly string[]): number {
+  let ms = 0;
+  for (const [name, cpu] of used) if (names === undefined || names.includes(name)) ms += cpu;
+  return ms;
+}
