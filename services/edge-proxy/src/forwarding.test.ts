@@ -135,6 +135,44 @@ describe("pass-through to upstream", () => {
     expect((await body).toString()).toBe("late body");
   });
 
+  it("relays trailers, and leaves out the answer's hop-by-hop headers and those its Connection names", async () => {
+    world.upstream.handle((_req, res) => {
+      res.writeHead(200, { "content-type": "application/grpc", connection: "x-hop, keep-alive", "x-hop": "1", "keep-alive": "timeout=5", trailer: "grpc-status", "x-kept": "2" });
+      res.write("body");
+      res.addTrailers({ "grpc-status": "0" });
+      res.end();
+    });
+    const res = await openStream(world.alice, `${CURSOR}/some/trailers`, PROTO, Buffer.from("x"));
+    expect((await readAll(res)).toString()).toBe("body");
+    expect(res.trailers).toMatchObject({ "grpc-status": "0" });
+    expect(res.headers["x-kept"]).toBe("2");
+    expect(res.headers["x-hop"]).toBeUndefined();
+    expect(res.headers["keep-alive"]).toBeUndefined();
+  });
+
+  it("sends a request body of unknown length (chunked from the client) to the origin whole", async () => {
+    world.upstream.handle((_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("ok"));
+    const before = world.upstream.requests.length;
+    const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = https.request(`${CURSOR}/some/upload`, { method: "POST", headers: PROTO, agent: world.alice }, resolve);
+      req.on("error", reject);
+      req.write("part one;");
+      setImmediate(() => req.end("part two"));
+    });
+    expect((await readAll(answer)).toString()).toBe("ok");
+    expect(world.upstream.requests[before]?.body.toString()).toBe("part one;part two");
+  });
+
+  it("breaks the client's answer off when the origin breaks off after the head, instead of ending it cleanly", async () => {
+    world.upstream.handle((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("first chunk;", () => setImmediate(() => res.socket?.destroy()));
+    });
+    const res = await openStream(world.alice, `${CURSOR}/some/broken`, PROTO, Buffer.alloc(0));
+    expect(res.statusCode).toBe(200);
+    await expect(readAll(res)).rejects.toThrow();
+  });
+
   it("turns an upstream failure into a plain HTTP error", async () => {
     world.upstream.handle((req) => req.socket.destroy());
     const res = await request(world.alice, `${CURSOR}/aiserver.v1.AiService/Anything`, { headers: PROTO, body: "x" });
