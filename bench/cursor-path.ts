@@ -33,7 +33,7 @@ import { busNames } from "@byok/contracts";
 import { ADMIN_DATABASE_URL } from "@byok/test-support/infra";
 import { startMockLlm } from "@byok/test-support/mock-llm";
 import { Deadline, readCursorPathSettings } from "./support/bench-settings.ts";
-import { DirectArm, GatewayArm, longConversation, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
+import { DirectArm, GatewayArm, longConversation, PacedUpstream, textStream, type ChatMessage, type UpstreamStream } from "./support/cursor-arms.ts";
 import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmSamples } from "./support/cursor-path-report.ts";
 import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns, type OpenRunsContext } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
@@ -324,17 +324,18 @@ async function main(): Promise<void> {
   console.log(`settings: ${JSON.stringify(settings)}`);
 
   const llm = await startMockLlm();
+  const paced = await PacedUpstream.start(settings.pacedIntervalMs, [settings.pacedChunks, settings.spreadChunks]);
   let gw: Deployment | undefined;
   const arms: GatewayArm[] = [];
   let failed = false;
   try {
-    gw = await startDeployment(llm, { logLevel: process.env["BENCH_LOG_LEVEL"] ?? "warn" });
+    gw = await startDeployment(llm, { logLevel: process.env["BENCH_LOG_LEVEL"] ?? "warn", configure: (config) => paced.configure(config) });
     console.log(`gateway: ${Object.entries(gw.services).map(([s, pid]) => `${s}=${pid}`).join(" ")}; database ${gw.db.name}, bus prefix ${gw.bus.prefix}`);
     const adapter = GatewayArm.direct(gw, llm, settings.turnTimeoutMs);
     const proxy = await GatewayArm.viaProxy(gw, llm, settings.turnTimeoutMs);
     arms.push(adapter, proxy);
     const sampler = new ProcessSampler(tracked(gw));
-    const ctx: Ctx = { settings, deadline, llm, gw, direct: new DirectArm(llm, settings.turnTimeoutMs), adapter, proxy, sampler, burst: textStream(settings.chunks) };
+    const ctx: Ctx = { settings, deadline, llm, paced, gw, direct: new DirectArm(llm, settings.turnTimeoutMs), adapter, proxy, sampler, burst: textStream(settings.chunks) };
     const rss: Array<{ label: string; sample: Sample }> = [{ label: "before load", sample: await sampler.sample() }];
     const consumersBefore = await consumerCount(gw);
 
@@ -363,6 +364,7 @@ async function main(): Promise<void> {
     for (const arm of arms) await arm.close().catch(() => undefined);
     await gw?.stop();
     await llm.stop();
+    await paced.stop();
     if (gw !== undefined) console.log(`\ncleaned up: gateway stopped, database ${gw.db.name} dropped, streams of bus prefix ${gw.bus.prefix} deleted; the services' output is in ${gw.outputFile}`);
   }
   console.log(`machine speed at the end: ${formatMachineSpeed(await measureMachineSpeed())}`);

@@ -11,6 +11,11 @@
  * once (one socket write) or paced (one every `intervalMs` on the mock's own
  * clock: a delta sent late, when the bench process was busy, does not push the
  * later ones back, so a stream's length does not depend on the bench's load).
+ * The mock LLM runs in the bench process and answers each turn with what the
+ * turn queued; the open-runs phases' paced streams come from a process of
+ * their own instead (`PacedUpstream`, paced-upstream.ts), on a model of their
+ * own in the gateway's config, so hundreds of them do not share the fake
+ * clients' event loop.
  */
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
@@ -18,19 +23,67 @@ import { create } from "@bufbuild/protobuf";
 import OpenAI from "openai";
 import { agent } from "@byok/cursor-protocol";
 import { FakeCursorClient, type FakeConversation, type RunResult, type TimelineEntry } from "@byok/test-support/fake-cursor";
-import { HARNESS_MODEL_ID } from "@byok/test-support/gateway-harness";
+import { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, type HarnessGatewayConfig } from "@byok/test-support/gateway-harness";
 import type { MockLlm, StaticMockResponse } from "@byok/test-support/mock-llm";
 import { chatDeltaStream } from "@byok/test-support/provider-streams";
 import type { Deployment } from "./deployment.ts";
+import { startHelper, type HelperProcess } from "./helper-process.ts";
 
-export interface UpstreamStream {
-  readonly response: StaticMockResponse;
-  readonly text: string;
-}
+/** What a turn's upstream sends: a response the turn queues on the mock LLM, or the paced upstream's stream on its own model. */
+export type UpstreamStream =
+  | { readonly kind: "mock"; readonly response: StaticMockResponse; readonly text: string }
+  | { readonly kind: "paced"; readonly modelId: string; readonly baseUrl: string; readonly text: string };
 
 /** A chat-completions stream of `chunkCount` text deltas: in one write, or one every `intervalMs` (a fixed schedule). */
-export function textStream(chunkCount: number, intervalMs?: number): UpstreamStream {
-  return chatDeltaStream("chatcmpl-bench", chunkCount, intervalMs === undefined ? { burst: true } : { eventEveryMs: intervalMs });
+export type MockStream = Extract<UpstreamStream, { kind: "mock" }>;
+
+export function textStream(chunkCount: number, intervalMs?: number): MockStream {
+  return { kind: "mock", ...chatDeltaStream("chatcmpl-bench", chunkCount, intervalMs === undefined ? { burst: true } : { eventEveryMs: intervalMs }) };
+}
+
+/**
+ * The paced upstream process and one BYOK model per stream length on it
+ * ("bench-paced-<deltas>", its provider's base URL naming the length). Started
+ * before the deployment, whose gateway config `configure` extends.
+ */
+export class PacedUpstream {
+  readonly #helper: HelperProcess;
+  readonly #deltaCounts: readonly number[];
+
+  private constructor(helper: HelperProcess, deltaCounts: readonly number[]) {
+    this.#helper = helper;
+    this.#deltaCounts = deltaCounts;
+  }
+
+  static async start(intervalMs: number, deltaCounts: readonly number[]): Promise<PacedUpstream> {
+    return new PacedUpstream(await startHelper("bench/support/paced-upstream.ts", String(intervalMs)), [...new Set(deltaCounts)]);
+  }
+
+  get pid(): number {
+    return this.#helper.pid;
+  }
+
+  #baseUrl(deltas: number): string {
+    return `http://127.0.0.1:${this.#helper.port}/n/${deltas}/v1`;
+  }
+
+  /** Adds a provider and a model per stream length to the gateway config (HarnessGatewayConfigOptions.configure). */
+  configure(config: HarnessGatewayConfig): void {
+    for (const deltas of this.#deltaCounts) {
+      config.providers[`paced-${deltas}`] = { kind: "openai-chat", baseUrl: this.#baseUrl(deltas), apiKeyEnv: HARNESS_MOCK_KEY_ENV, maxAttempts: 1 };
+      config.models.push({ id: `bench-paced-${deltas}`, displayName: `Paced ${deltas}`, provider: `paced-${deltas}`, upstreamModel: "gpt-4o", contextWindow: 128_000 });
+    }
+  }
+
+  /** The stream of `deltas` text deltas (one of the lengths it was started with). */
+  stream(deltas: number): UpstreamStream {
+    if (!this.#deltaCounts.includes(deltas)) throw new Error(`the paced upstream serves ${this.#deltaCounts.join(", ")} deltas, not ${deltas}`);
+    return { kind: "paced", modelId: `bench-paced-${deltas}`, baseUrl: this.#baseUrl(deltas), text: chatDeltaStream("chatcmpl-bench", deltas).text };
+  }
+
+  stop(): Promise<void> {
+    return this.#helper.stop();
+  }
 }
 
 /** One measured turn, ms from its start. */
@@ -41,6 +94,7 @@ export interface TurnTiming {
   /**
    * The mock took the upstream request this turn's response was queued for. Meaningful one turn at a
    * time only: with many turns at once the mock's queue is shared, so it may be another turn's request.
+   * NaN on the paced upstream, which keeps nothing per request.
    */
   readonly upstreamMs: number;
 }
@@ -53,17 +107,28 @@ export type ChatMessage = { role: "user" | "assistant"; content: string };
 
 export class DirectArm {
   readonly #llm: MockLlm;
-  readonly #openai: OpenAI;
+  readonly #timeoutMs: number;
+  /** An SDK client per upstream base URL (the mock LLM's, the paced upstream's). */
+  readonly #clients = new Map<string, OpenAI>();
 
   constructor(llm: MockLlm, timeoutMs: number) {
     this.#llm = llm;
-    this.#openai = new OpenAI({ apiKey: "mock-llm-key-not-a-secret", baseURL: llm.baseUrl("openai-chat"), maxRetries: 0, timeout: timeoutMs });
+    this.#timeoutMs = timeoutMs;
+  }
+
+  #client(baseURL: string): OpenAI {
+    let client = this.#clients.get(baseURL);
+    if (client === undefined) {
+      client = new OpenAI({ apiKey: "mock-llm-key-not-a-secret", baseURL, maxRetries: 0, timeout: this.#timeoutMs });
+      this.#clients.set(baseURL, client);
+    }
+    return client;
   }
 
   async turn(stream: UpstreamStream, history: readonly ChatMessage[], prompt: string): Promise<TurnTiming> {
-    const upstream = this.#llm.enqueue(stream.response).request.then(() => performance.now());
+    const upstream = queueOnMock(this.#llm, stream);
     const start = performance.now();
-    const response = await this.#openai.chat.completions.create({ model: "gpt-4o", messages: [...history, { role: "user", content: prompt }], stream: true, stream_options: { include_usage: true } });
+    const response = await this.#client(stream.kind === "mock" ? this.#llm.baseUrl("openai-chat") : stream.baseUrl).chat.completions.create({ model: "gpt-4o", messages: [...history, { role: "user", content: prompt }], stream: true, stream_options: { include_usage: true } });
     let firstText: number | undefined;
     let text = "";
     for await (const chunk of response) {
@@ -138,9 +203,9 @@ export class GatewayArm {
   }
 
   async turn(stream: UpstreamStream, chat: FakeConversation, prompt: string): Promise<TurnTiming> {
-    const upstream = this.#llm.enqueue(stream.response).request.then(() => performance.now());
+    const upstream = queueOnMock(this.#llm, stream);
     const start = performance.now();
-    const run = chat.send(prompt, { modelId: HARNESS_MODEL_ID });
+    const run = chat.send(prompt, { modelId: stream.kind === "mock" ? HARNESS_MODEL_ID : stream.modelId });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -168,6 +233,11 @@ export class GatewayArm {
   async close(): Promise<void> {
     await Promise.all(this.#pool.map((c) => c.close()));
   }
+}
+
+/** Queues a mock stream's response on the mock LLM: when the mock took the request it answered with it (NaN for the paced upstream, which keeps nothing). */
+function queueOnMock(llm: MockLlm, stream: UpstreamStream): Promise<number> {
+  return stream.kind === "mock" ? llm.enqueue(stream.response).request.then(() => performance.now()) : Promise.resolve(Number.NaN);
 }
 
 function isTextDelta(e: TimelineEntry): boolean {

@@ -46,8 +46,10 @@ export function cpuTable(perTurn: ReadonlyMap<string, number>, idlePerSecond: Re
 export interface OpenRunsBusy {
   readonly level: number;
   readonly cpu: ReadonlyMap<string, number>;
-  /** The bench process (fake client + paced mock). */
+  /** The bench process (the fake Cursor clients). */
   readonly benchMs: number;
+  /** The paced upstream's own process. */
+  readonly upstreamMs: number;
   readonly wallMs: number;
 }
 
@@ -61,7 +63,8 @@ export function busyTable(levels: readonly OpenRunsBusy[]): string {
     [
       ...names.map((name) => [name, ...levels.map((l) => cores(l.cpu.get(name) ?? 0, l.wallMs))]),
       ["gateway processes", ...levels.map((l) => cores(total(l), l.wallMs))],
-      ["bench process", ...levels.map((l) => cores(l.benchMs, l.wallMs))],
+      ["bench process (fake clients)", ...levels.map((l) => cores(l.benchMs, l.wallMs))],
+      ["paced upstream process", ...levels.map((l) => cores(l.upstreamMs, l.wallMs))],
     ],
   );
 }

@@ -3,8 +3,9 @@
  * `npm start` runs) as a child process, so every service is its own OS process
  * on the machine's Postgres and NATS (DATABASE_URL / NATS_URL set: nothing
  * embedded), with a fresh database, a private bus prefix, a temporary data
- * directory and a gateway config whose one BYOK model is served by the mock
- * LLM in the bench process. The service pids and addresses come from the
+ * directory and a gateway config whose BYOK model is served by the mock LLM in
+ * the bench process (plus what `configure` adds, e.g. the paced upstream's
+ * models). The service pids and addresses come from the
  * supervisor's addresses file (DATA_DIR/local-gateway.json); the ops listeners
  * (/metrics) sit on METRICS_PORT_BASE + the service's index.
  *
@@ -25,7 +26,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { busNames, STORE_OPERATIONS } from "@byok/contracts";
 import { busRequest, connectNats, silentLogger, type NatsConnection } from "@byok/platform";
-import { writeHarnessGatewayConfig } from "@byok/test-support/gateway-harness";
+import { writeHarnessGatewayConfig, type HarnessGatewayConfigOptions } from "@byok/test-support/gateway-harness";
 import { npmStartEnv } from "@byok/test-support/start-env";
 import { createTestBus, createTestDatabase, waitFor, type TestBus, type TestDatabase } from "@byok/test-support/infra";
 import type { MockLlm } from "@byok/test-support/mock-llm";
@@ -88,6 +89,8 @@ export interface DeploymentOptions {
   logLevel?: string;
   /** Extra environment for every service (e.g. MAX_CONCURRENT_RUNS). */
   env?: Readonly<Record<string, string>>;
+  /** Changes to the gateway config (more providers and models, e.g. the paced upstream's). */
+  configure?: HarnessGatewayConfigOptions["configure"];
 }
 
 export async function startDeployment(llm: MockLlm, options: DeploymentOptions = {}): Promise<Deployment> {
@@ -95,7 +98,7 @@ export async function startDeployment(llm: MockLlm, options: DeploymentOptions =
   const bus = createTestBus();
   const dir = await mkdtemp(join(tmpdir(), "byok-bench-"));
   const dataDir = join(dir, "data");
-  const configPath = await writeHarnessGatewayConfig(dir, llm);
+  const configPath = await writeHarnessGatewayConfig(dir, llm, options.configure === undefined ? {} : { configure: options.configure });
   const metricsBase = await freeMetricsBase();
   const profDir = process.env["BENCH_PROF_DIR"];
   const profEnv: Record<string, string> = profDir ? { NODE_OPTIONS: `${process.env["NODE_OPTIONS"] ?? ""} --cpu-prof --cpu-prof-dir=${resolve(profDir)}`.trim() } : {};

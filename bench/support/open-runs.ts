@@ -12,7 +12,7 @@
  *   on), then every result is released and each run must finish with its text.
  *   Prints the memory and CPU the gateway's processes spend per open run.
  */
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import type { tools } from "@byok/cursor-protocol";
 import type { ExecContext } from "@byok/test-support/fake-cursor";
 import { HARNESS_MODEL_ID } from "@byok/test-support/gateway-harness";
@@ -20,9 +20,9 @@ import type { MockLlm } from "@byok/test-support/mock-llm";
 import { providerStream } from "@byok/test-support/provider-streams";
 import type { CursorPathSettings, Deadline } from "./bench-settings.ts";
 import { busyTable, rssBytes, type OpenRunsBusy } from "./cursor-path-report.ts";
-import { textStream, type DirectArm, type GatewayArm } from "./cursor-arms.ts";
+import { textStream, type DirectArm, type GatewayArm, type PacedUpstream } from "./cursor-arms.ts";
 import type { Deployment } from "./deployment.ts";
-import { cpuBetween, type ProcessSampler, type Sample } from "./proc-stats.ts";
+import { cpuBetween, ProcessSampler, type Sample } from "./proc-stats.ts";
 import { formatMb, formatMs, percentile, renderTable } from "./report.ts";
 import { metricsText, metricValue } from "./service-metrics.ts";
 
@@ -30,6 +30,8 @@ export interface OpenRunsContext {
   readonly settings: CursorPathSettings;
   readonly deadline: Deadline;
   readonly llm: MockLlm;
+  /** The paced streams' own upstream process. */
+  readonly paced: PacedUpstream;
   readonly gw: Deployment;
   readonly direct: DirectArm;
   readonly adapter: GatewayArm;
@@ -49,21 +51,36 @@ interface PacedPhase {
   readonly arrivalMs: number;
 }
 
-/** One arm at one level: `level` turns, the i-th started i * arrivalMs after the first; each timed from its own start. */
+/**
+ * One arm at one level: `level` turns, the i-th started i * arrivalMs after the first; each timed from its own start.
+ * Also the p99 of this (bench) process's event-loop delay meanwhile: the fake clients and the mock share this one
+ * thread, so a late timer or read here is the bench's own lag, not the gateway's.
+ */
 async function pacedArm(level: number, arrivalMs: number, one: () => Promise<{ endMs: number; firstTextMs: number }>) {
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const results = await Promise.allSettled(
     Array.from({ length: level }, async (_, i) => {
       if (arrivalMs > 0 && i > 0) await new Promise((r) => setTimeout(r, i * arrivalMs));
       return one();
     }),
   );
+  loop.disable();
   const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-  return { ends: ok.map((t) => t.endMs), firsts: ok.map((t) => t.firstTextMs), streaming: ok.map((t) => t.endMs - t.firstTextMs), failed: results.length - ok.length };
+  return {
+    ends: ok.map((t) => t.endMs),
+    firsts: ok.map((t) => t.firstTextMs),
+    streaming: ok.map((t) => t.endMs - t.firstTextMs),
+    failed: results.length - ok.length,
+    loopDelayP99Ms: loop.percentile(99) / 1e6,
+    loopDelayMaxMs: loop.max / 1e6,
+  };
 }
 
 async function pacedPhase(ctx: OpenRunsContext, phase: PacedPhase): Promise<void> {
   const { settings, deadline, direct, adapter } = ctx;
-  const paced = textStream(phase.chunks, settings.pacedIntervalMs);
+  const paced = ctx.paced.stream(phase.chunks);
+  const upstreamCpu = new ProcessSampler([{ name: "paced upstream", pids: async () => [ctx.paced.pid] }]);
   const rows: string[][] = [];
   const busy: OpenRunsBusy[] = [];
   for (const level of phase.levels) {
@@ -71,11 +88,13 @@ async function pacedPhase(ctx: OpenRunsContext, phase: PacedPhase): Promise<void
     // The direct arm measures the paced upstream itself at this level (its timers drift under load).
     const d = await pacedArm(level, phase.arrivalMs, () => direct.turn(paced, [], PROMPT));
     const before = await ctx.sampler.sample();
+    const upstreamBefore = await upstreamCpu.sample();
     const benchBefore = process.cpuUsage();
     const g = await pacedArm(level, phase.arrivalMs, () => adapter.turn(paced, adapter.pooledConversation(), PROMPT));
     const after = await ctx.sampler.sample();
     const bench = process.cpuUsage(benchBefore);
-    busy.push({ level, cpu: cpuBetween(before, after), benchMs: (bench.user + bench.system) / 1000, wallMs: after.at - before.at });
+    const upstreamMs = cpuBetween(upstreamBefore, await upstreamCpu.sample()).get("paced upstream") ?? Number.NaN;
+    busy.push({ level, cpu: cpuBetween(before, after), benchMs: (bench.user + bench.system) / 1000, upstreamMs, wallMs: after.at - before.at });
     const directEnd = percentile(d.ends, 50);
     const directStreaming = percentile(d.streaming, 50);
     const onTime = g.ends.filter((e) => e <= directEnd + ON_TIME_SLACK_MS).length;
@@ -92,6 +111,7 @@ async function pacedPhase(ctx: OpenRunsContext, phase: PacedPhase): Promise<void
       formatMs(percentile(late, 99)),
       `${formatMs(percentile(d.firsts, 50))} / ${formatMs(percentile(g.firsts, 50))} / ${formatMs(percentile(g.firsts, 99))}`,
       `${formatMs(directStreaming)} / ${formatMs(percentile(g.streaming, 50))} / ${formatMs(percentile(g.streaming, 99))}`,
+      `${formatMs(d.loopDelayP99Ms)} / ${formatMs(g.loopDelayP99Ms)} (max ${formatMs(d.loopDelayMaxMs)} / ${formatMs(g.loopDelayMaxMs)})`,
     ]);
     if (g.failed > 0 || keptPace < level / 2) break;
   }
@@ -102,7 +122,7 @@ async function pacedPhase(ctx: OpenRunsContext, phase: PacedPhase): Promise<void
   console.log(
     "(each run timed from its own start; on time: EndStream by then, start-up included; kept pace: first text -> EndStream by then; stops at a failure or when fewer than half kept pace)",
   );
-  console.log(renderTable(["runs", "on time", "kept pace", "failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99", "first text: direct p50 / gateway p50 / p99", "first text -> end: direct p50 / gateway p50 / p99"], rows));
+  console.log(renderTable(["runs", "on time", "kept pace", "failed", "direct end p50", "gateway end p50", "gateway late p50", "gateway late p99", "first text: direct p50 / gateway p50 / p99", "first text -> end: direct p50 / gateway p50 / p99", "bench loop delay p99: direct / gateway arm"], rows));
   console.log("\ncores busy during the gateway arm (CPU ms per wall ms, /proc utime+stime; 2.0 = both cores of this machine)");
   console.log(busyTable(busy));
 }

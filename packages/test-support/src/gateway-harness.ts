@@ -44,7 +44,7 @@ import { createTestTls } from "./test-tls.ts";
 
 export type { AcpHandle, EdgeProxyHandle, GatewayHarness, GatewayHarnessOptions, OpsUrls, WorkerHandle } from "./gateway-harness-types.ts";
 export { HARNESS_MOCK_KEY_ENV, HARNESS_MODEL_ID, writeHarnessGatewayConfig } from "./harness-gateway-config.ts";
-export type { HarnessGatewayConfig } from "./harness-gateway-config.ts";
+export type { HarnessGatewayConfig, HarnessGatewayConfigOptions } from "./harness-gateway-config.ts";
 
 export async function startGateway(options: GatewayHarnessOptions = {}): Promise<GatewayHarness> {
   const cleanups: Array<() => Promise<void>> = [];
