@@ -240,11 +240,19 @@ async function checkpoint(ctx: Ctx): Promise<void> {
   if (settings.checkpointRepeats === 0) return;
   const cold: ArmSamples & { direct: number[]; gateway: number[] } = { name: "cold (store lacks the blobs)", direct: [], gateway: [] };
   const warm: ArmSamples & { direct: number[]; gateway: number[] } = { name: "warm (next turn)", direct: [], gateway: [] };
+  // CPU of the cold turns, per process and the bench's own (the fake client answers every KV GET on the same cores).
+  const coldCpu = new Map<string, number>();
+  let coldBenchMs = 0;
   let i = 0;
   for (; i < settings.checkpointRepeats && !deadline.passed(); i++) {
     const { chat, history } = longConversation(adapter, settings.checkpointMessages);
     cold.direct.push((await direct.turn(burst, history, PROMPT)).firstTextMs);
+    const before = await ctx.sampler.sample();
+    const benchBefore = process.cpuUsage();
     cold.gateway.push((await adapter.turn(burst, chat, PROMPT)).firstTextMs);
+    const bench = process.cpuUsage(benchBefore);
+    for (const [name, ms] of cpuBetween(before, await ctx.sampler.sample())) coldCpu.set(name, (coldCpu.get(name) ?? 0) + ms);
+    coldBenchMs += (bench.user + bench.system) / 1000;
     history.push({ role: "user", content: PROMPT }, { role: "assistant", content: burst.text });
     warm.direct.push((await direct.turn(burst, history, PROMPT)).firstTextMs);
     warm.gateway.push((await adapter.turn(burst, chat, PROMPT)).firstTextMs);
@@ -252,6 +260,10 @@ async function checkpoint(ctx: Ctx): Promise<void> {
   note(ctx, "checkpoint phase", i, settings.checkpointRepeats);
   console.log(`\n## new turn from a ${settings.checkpointMessages}-message checkpoint: TTFT, ${i} conversations`);
   console.log(addedTable([cold, warm]));
+  if (i > 0) {
+    const parts = [...coldCpu].filter(([, ms]) => ms / i >= 0.5).map(([name, ms]) => `${name} ${(ms / i).toFixed(0)}`);
+    console.log(`CPU per cold turn to its end (ms; the store, the worker and Postgres import and read the history, the adapter fetches it): ${parts.join(", ")}; the bench's fake client ${(coldBenchMs / i).toFixed(0)}`);
+  }
 }
 
 async function consumerCount(gw: Deployment): Promise<string> {
