@@ -38,7 +38,7 @@ import { addedTable, cpuTable, formatRate, rssOverTimeTable, rssTable, type ArmS
 import { pacedOpenRuns, spreadOpenRuns, waitingOpenRuns, type OpenRunsContext } from "./support/open-runs.ts";
 import { startDeployment, type Deployment } from "./support/deployment.ts";
 import { databaseSize } from "./support/database-size.ts";
-import { cpuBetween, cpuSum, postgresBackends, postgresTransactions, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
+import { cpuBetween, cpuDuring, cpuSum, postgresBackends, postgresTransactions, ProcessSampler, trackedNatsServer, type Sample, type Tracked } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, formatMs, percentile, renderTable } from "./support/report.ts";
 import { busMessagesTable, readBusCounters, type BusCounters } from "./support/bus-counters.ts";
@@ -113,30 +113,27 @@ async function cpuPerTurn(ctx: Ctx): Promise<void> {
   const idle = await idleCpu(ctx, ctx.settings.quick ? 2 : 5);
   const busBefore: BusCounters = await readBusCounters(ctx.gw.opsUrls);
   const transactionsBefore = await postgresTransactions(ADMIN_DATABASE_URL, ctx.gw.db.name);
-  const before = await ctx.sampler.sample();
-  const benchBefore = process.cpuUsage();
   let n = 0;
-  for (; n < ctx.settings.cpuTurns && !ctx.deadline.passed(); n++) await ctx.adapter.turn(ctx.burst, ctx.adapter.conversation(), PROMPT);
-  const after = await ctx.sampler.sample();
-  const bench = process.cpuUsage(benchBefore);
+  const adapterTurns = await cpuDuring(ctx.sampler, async () => {
+    for (; n < ctx.settings.cpuTurns && !ctx.deadline.passed(); n++) await ctx.adapter.turn(ctx.burst, ctx.adapter.conversation(), PROMPT);
+  });
   const busAfter = await readBusCounters(ctx.gw.opsUrls);
   note(ctx, "CPU phase", n, ctx.settings.cpuTurns);
   console.log(`\n## CPU per turn: ${n} gateway turns one after another (to the adapter), /proc utime+stime per process`);
   console.log("(nats-server and Postgres are shared with whatever else runs on this machine: the idle column is their floor)");
-  const perTurn = cpuBetween(before, after);
-  console.log(cpuTable(perTurn, idle, Math.max(1, n)));
-  console.log(`bench process (fake Cursor client + mock upstream): ${formatMs((bench.user + bench.system) / 1000 / Math.max(1, n))} ms / turn`);
+  console.log(cpuTable(adapterTurns.cpu, idle, Math.max(1, n)));
+  console.log(`bench process (fake Cursor client + mock upstream): ${formatMs(adapterTurns.selfMs / Math.max(1, n))} ms / turn`);
   console.log(`\n## bus messages per turn (each service's NATS connection, from its /metrics; ${ctx.settings.chunks} upstream chunks per turn)`);
   console.log(busMessagesTable(busBefore, busAfter, Math.max(1, n)));
 
   // The same turns through the edge proxy (TLS from the client, one HTTP request to the adapter per Cursor request).
-  const proxyBefore = await ctx.sampler.sample();
   let m = 0;
-  for (; m < ctx.settings.cpuTurns && !ctx.deadline.passed(); m++) await ctx.proxy.turn(ctx.burst, ctx.proxy.conversation(), PROMPT);
-  const proxyAfter = await ctx.sampler.sample();
+  const proxyTurns = await cpuDuring(ctx.sampler, async () => {
+    for (; m < ctx.settings.cpuTurns && !ctx.deadline.passed(); m++) await ctx.proxy.turn(ctx.burst, ctx.proxy.conversation(), PROMPT);
+  });
   note(ctx, "CPU phase through the edge proxy", m, ctx.settings.cpuTurns);
   console.log(`\n## CPU per turn through the edge proxy: ${m} gateway turns one after another`);
-  console.log(cpuTable(cpuBetween(proxyBefore, proxyAfter), idle, Math.max(1, m)));
+  console.log(cpuTable(proxyTurns.cpu, idle, Math.max(1, m)));
   const transactions = (await postgresTransactions(ADMIN_DATABASE_URL, ctx.gw.db.name)) - transactionsBefore;
   console.log(`Postgres transactions per turn (the gateway's database, both phases): ${(transactions / Math.max(1, n + m)).toFixed(1)}`);
 }
@@ -154,14 +151,15 @@ async function concurrency(ctx: Ctx): Promise<void> {
         [d, () => direct.turn(burst, [], PROMPT)],
         [g, () => adapter.turn(burst, adapter.pooledConversation(), PROMPT)],
       ] as const) {
-        const before = await ctx.sampler.sample();
-        const benchBefore = process.cpuUsage();
-        const start = performance.now();
-        const turns = await Promise.all(Array.from({ length: level }, one));
-        into.wall += performance.now() - start;
-        const bench = process.cpuUsage(benchBefore);
-        into.benchCpuMs += (bench.user + bench.system) / 1000;
-        into.servicesCpuMs += cpuSum(cpuBetween(before, await ctx.sampler.sample()));
+        const batch = await cpuDuring(ctx.sampler, async () => {
+          const start = performance.now();
+          const turns = await Promise.all(Array.from({ length: level }, one));
+          return { turns, wallMs: performance.now() - start };
+        });
+        const { turns, wallMs } = batch.result;
+        into.wall += wallMs;
+        into.benchCpuMs += batch.selfMs;
+        into.servicesCpuMs += cpuSum(batch.cpu);
         into.turns += turns.length;
         into.ttft.push(...turns.map((t) => t.firstTextMs));
       }
@@ -247,12 +245,10 @@ async function checkpoint(ctx: Ctx): Promise<void> {
   for (; i < settings.checkpointRepeats && !deadline.passed(); i++) {
     const { chat, history } = longConversation(adapter, settings.checkpointMessages);
     cold.direct.push((await direct.turn(burst, history, PROMPT)).firstTextMs);
-    const before = await ctx.sampler.sample();
-    const benchBefore = process.cpuUsage();
-    cold.gateway.push((await adapter.turn(burst, chat, PROMPT)).firstTextMs);
-    const bench = process.cpuUsage(benchBefore);
-    for (const [name, ms] of cpuBetween(before, await ctx.sampler.sample())) coldCpu.set(name, (coldCpu.get(name) ?? 0) + ms);
-    coldBenchMs += (bench.user + bench.system) / 1000;
+    const coldTurn = await cpuDuring(ctx.sampler, () => adapter.turn(burst, chat, PROMPT));
+    cold.gateway.push(coldTurn.result.firstTextMs);
+    for (const [name, ms] of coldTurn.cpu) coldCpu.set(name, (coldCpu.get(name) ?? 0) + ms);
+    coldBenchMs += coldTurn.selfMs;
     history.push({ role: "user", content: PROMPT }, { role: "assistant", content: burst.text });
     warm.direct.push((await direct.turn(burst, history, PROMPT)).firstTextMs);
     warm.gateway.push((await adapter.turn(burst, chat, PROMPT)).firstTextMs);

@@ -53,7 +53,7 @@ import { ADMIN_DATABASE_URL, createTestBus, createTestDatabase } from "@byok/tes
 import { providerFixture } from "@byok/test-support/fixtures";
 import { startHelper } from "./support/helper-process.ts";
 import { runInFlight } from "./support/in-flight.ts";
-import { cpuBetween, postgresBackends, ProcessSampler, trackedNatsServer } from "./support/proc-stats.ts";
+import { cpuDuring, cpuSum, postgresBackends, ProcessSampler, trackedNatsServer } from "./support/proc-stats.ts";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting } from "./support/settings.ts";
@@ -272,19 +272,18 @@ async function main(): Promise<void> {
     ]);
     const satRows: string[][] = [];
     for (const target of [direct, bare, gateway]) {
-      const selfBefore = process.cpuUsage();
-      const before = await sampler.sample();
-      const wallBefore = performance.now();
-      const rate = await saturate(target, SATURATION_SECONDS, SATURATION_CONCURRENCY);
-      const wall = (performance.now() - wallBefore) / 1000;
-      const used = cpuBetween(before, await sampler.sample());
-      const self = process.cpuUsage(selfBefore);
-      const selfPct = ((self.user + self.system) / 1e6 / wall) * 100;
+      const phase = await cpuDuring(sampler, async () => {
+        const wallBefore = performance.now();
+        const rate = await saturate(target, SATURATION_SECONDS, SATURATION_CONCURRENCY);
+        return { rate, wall: (performance.now() - wallBefore) / 1000 };
+      });
+      const { rate, wall } = phase.result;
+      const used = phase.cpu;
+      const selfPct = (phase.selfMs / 1000 / wall) * 100;
       const pct = (name: string): string => `${(((used.get(name) ?? 0) / 1000 / wall) * 100).toFixed(0)}%`;
       const perReq = (names: readonly string[]): string => {
         if (target === direct || rate <= 0) return "-";
-        const ms = names.reduce((sum, name) => sum + (used.get(name) ?? 0), 0);
-        return (ms / (rate * wall)).toFixed(3);
+        return (cpuSum(used, names) / (rate * wall)).toFixed(3);
       };
       const gatewayMs = perReq([target === bare ? "bare relay" : "gateway"]);
       satRows.push([

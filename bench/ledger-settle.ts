@@ -31,7 +31,7 @@ import { settleCalls, type SettleInput } from "@byok/store/control/settle";
 import { createPool, runMigrations } from "@byok/store/database";
 import { ADMIN_DATABASE_URL, createTestDatabase } from "@byok/test-support/infra";
 import { formatMachineSpeed, measureMachineSpeed } from "./support/machine-speed.ts";
-import { cpuBetween, cpuSum, postgresBackends, ProcessSampler } from "./support/proc-stats.ts";
+import { cpuDuring, cpuSum, postgresBackends, ProcessSampler } from "./support/proc-stats.ts";
 import { machineContext, percentile, renderTable } from "./support/report.ts";
 import { intSetting, listSetting } from "./support/settings.ts";
 
@@ -87,20 +87,19 @@ async function main(): Promise<void> {
     const measure = async (statistics: string): Promise<void> => {
       const size = await ledgerRows();
       const walls: number[] = [];
-      const postgresBefore = await backends.sample();
-      const selfBefore = process.cpuUsage();
-      for (let i = 0; i < BATCHES; i++) {
-        const started = performance.now();
-        await settleBatch();
-        walls.push(performance.now() - started);
-      }
-      const self = process.cpuUsage(selfBefore);
-      const postgresMs = cpuSum(cpuBetween(postgresBefore, await backends.sample()));
+      const batches = await cpuDuring(backends, async () => {
+        for (let i = 0; i < BATCHES; i++) {
+          const started = performance.now();
+          await settleBatch();
+          walls.push(performance.now() - started);
+        }
+      });
+      const postgresMs = cpuSum(batches.cpu);
       rows.push([
         String(size),
         statistics,
         (postgresMs / BATCHES).toFixed(2),
-        ((self.user + self.system) / 1000 / BATCHES).toFixed(2),
+        (batches.selfMs / BATCHES).toFixed(2),
         percentile(walls, 50).toFixed(2),
         percentile(walls, 99).toFixed(2),
       ]);

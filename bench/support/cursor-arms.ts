@@ -34,11 +34,14 @@ export type UpstreamStream =
   | { readonly kind: "mock"; readonly response: StaticMockResponse; readonly text: string }
   | { readonly kind: "paced"; readonly modelId: string; readonly baseUrl: string; readonly text: string };
 
-/** A chat-completions stream of `chunkCount` text deltas: in one write, or one every `intervalMs` (a fixed schedule). */
 export type MockStream = Extract<UpstreamStream, { kind: "mock" }>;
 
+/** The id of the bench's streams (bench/support/paced-upstream.ts sends the same). */
+const STREAM_ID = "chatcmpl-bench";
+
+/** A chat-completions stream of `chunkCount` text deltas: in one write, or one every `intervalMs` (a fixed schedule). */
 export function textStream(chunkCount: number, intervalMs?: number): MockStream {
-  return { kind: "mock", ...chatDeltaStream("chatcmpl-bench", chunkCount, intervalMs === undefined ? { burst: true } : { eventEveryMs: intervalMs }) };
+  return { kind: "mock", ...chatDeltaStream(STREAM_ID, chunkCount, intervalMs === undefined ? { burst: true } : { eventEveryMs: intervalMs }) };
 }
 
 /**
@@ -78,7 +81,7 @@ export class PacedUpstream {
   /** The stream of `deltas` text deltas (one of the lengths it was started with). */
   stream(deltas: number): UpstreamStream {
     if (!this.#deltaCounts.includes(deltas)) throw new Error(`the paced upstream serves ${this.#deltaCounts.join(", ")} deltas, not ${deltas}`);
-    return { kind: "paced", modelId: `bench-paced-${deltas}`, baseUrl: this.#baseUrl(deltas), text: chatDeltaStream("chatcmpl-bench", deltas).text };
+    return { kind: "paced", modelId: `bench-paced-${deltas}`, baseUrl: this.#baseUrl(deltas), text: chatDeltaStream(STREAM_ID, deltas).text };
   }
 
   stop(): Promise<void> {

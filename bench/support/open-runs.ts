@@ -22,7 +22,7 @@ import type { CursorPathSettings, Deadline } from "./bench-settings.ts";
 import { busyTable, rssBytes, type OpenRunsBusy } from "./cursor-path-report.ts";
 import { textStream, type DirectArm, type GatewayArm, type PacedUpstream } from "./cursor-arms.ts";
 import type { Deployment } from "./deployment.ts";
-import { cpuBetween, ProcessSampler, type Sample } from "./proc-stats.ts";
+import { cpuBetween, cpuDuring, ProcessSampler, type Sample } from "./proc-stats.ts";
 import { formatMb, formatMs, percentile, renderTable } from "./report.ts";
 import { metricsText, metricValue } from "./service-metrics.ts";
 
@@ -40,6 +40,9 @@ export interface OpenRunsContext {
 
 const PROMPT = "Say something.";
 
+/** The paced upstream's name in the open-runs phases' CPU samples. */
+const UPSTREAM = "paced upstream";
+
 /** Slack of the paced phase: a paced stream is late past this much after the direct arm's median at the same level. */
 const ON_TIME_SLACK_MS = 250;
 
@@ -53,8 +56,8 @@ interface PacedPhase {
 
 /**
  * One arm at one level: `level` turns, the i-th started i * arrivalMs after the first; each timed from its own start.
- * Also the p99 of this (bench) process's event-loop delay meanwhile: the fake clients and the mock share this one
- * thread, so a late timer or read here is the bench's own lag, not the gateway's.
+ * Also this (bench) process's event-loop delay meanwhile (p99 and max): the fake clients share its one thread, so
+ * a late timer or read here is the bench's own lag, not the gateway's.
  */
 async function pacedArm(level: number, arrivalMs: number, one: () => Promise<{ endMs: number; firstTextMs: number }>) {
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -80,21 +83,19 @@ async function pacedArm(level: number, arrivalMs: number, one: () => Promise<{ e
 async function pacedPhase(ctx: OpenRunsContext, phase: PacedPhase): Promise<void> {
   const { settings, deadline, direct, adapter } = ctx;
   const paced = ctx.paced.stream(phase.chunks);
-  const upstreamCpu = new ProcessSampler([{ name: "paced upstream", pids: async () => [ctx.paced.pid] }]);
+  const sampler = new ProcessSampler([...ctx.sampler.tracked, { name: UPSTREAM, pids: async () => [ctx.paced.pid] }]);
   const rows: string[][] = [];
   const busy: OpenRunsBusy[] = [];
   for (const level of phase.levels) {
     if (deadline.passed()) break;
     // The direct arm measures the paced upstream itself at this level (its timers drift under load).
     const d = await pacedArm(level, phase.arrivalMs, () => direct.turn(paced, [], PROMPT));
-    const before = await ctx.sampler.sample();
-    const upstreamBefore = await upstreamCpu.sample();
-    const benchBefore = process.cpuUsage();
-    const g = await pacedArm(level, phase.arrivalMs, () => adapter.turn(paced, adapter.pooledConversation(), PROMPT));
-    const after = await ctx.sampler.sample();
-    const bench = process.cpuUsage(benchBefore);
-    const upstreamMs = cpuBetween(upstreamBefore, await upstreamCpu.sample()).get("paced upstream") ?? Number.NaN;
-    busy.push({ level, cpu: cpuBetween(before, after), benchMs: (bench.user + bench.system) / 1000, upstreamMs, wallMs: after.at - before.at });
+    const gateway = await cpuDuring(sampler, () => pacedArm(level, phase.arrivalMs, () => adapter.turn(paced, adapter.pooledConversation(), PROMPT)));
+    const g = gateway.result;
+    // The gateway's processes are the rest of the sample: the upstream is shown on its own row.
+    const upstreamMs = gateway.cpu.get(UPSTREAM) ?? Number.NaN;
+    gateway.cpu.delete(UPSTREAM);
+    busy.push({ level, cpu: gateway.cpu, benchMs: gateway.selfMs, upstreamMs, wallMs: gateway.wallMs });
     const directEnd = percentile(d.ends, 50);
     const directStreaming = percentile(d.streaming, 50);
     const onTime = g.ends.filter((e) => e <= directEnd + ON_TIME_SLACK_MS).length;

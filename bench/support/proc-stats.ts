@@ -133,3 +133,21 @@ export function cpuSum(used: ReadonlyMap<string, number>, names?: readonly strin
   for (const [name, cpu] of used) if (names === undefined || names.includes(name)) ms += cpu;
   return ms;
 }
+
+/** What `work` cost: each tracked process's CPU ms, this process's own CPU ms and the wall ms it took. */
+export interface CpuDuring<T> {
+  readonly result: T;
+  readonly cpu: Map<string, number>;
+  readonly selfMs: number;
+  readonly wallMs: number;
+}
+
+/** Runs `work` between two samples of `sampler` and this process's CPU usage. */
+export async function cpuDuring<T>(sampler: ProcessSampler, work: () => Promise<T>): Promise<CpuDuring<T>> {
+  const before = await sampler.sample();
+  const selfBefore = process.cpuUsage();
+  const result = await work();
+  const self = process.cpuUsage(selfBefore);
+  const after = await sampler.sample();
+  return { result, cpu: cpuBetween(before, after), selfMs: (self.user + self.system) / 1000, wallMs: after.at - before.at };
+}
