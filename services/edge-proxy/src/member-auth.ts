@@ -6,7 +6,7 @@
  * store and cached briefly (by SHA-256, never the key itself), so a revoked key
  * stops working within MEMBER_CACHE_MS.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { MemberDirectory } from "./member-store.ts";
 
 export type ProxyAuthResult =
@@ -62,7 +62,7 @@ export class MemberAuthenticator {
   async authenticate(proxyAuthorization: string | undefined, now = Date.now()): Promise<ProxyAuthResult> {
     const key = keyFromProxyAuthorization(proxyAuthorization);
     if (key === undefined) return { kind: "missing" };
-    const digest = createHash("sha256").update(key).digest("hex");
+    const digest = hash("sha256", key, "hex");
     const cached = this.#cache.get(digest);
     if (cached && cached.expiresAt > now) return cached.memberId === undefined ? { kind: "rejected" } : { kind: "ok", memberId: cached.memberId };
     const lookup = await this.#directory.verifyKey(key);

