@@ -21,5 +21,5 @@ export function blobKey(id: Uint8Array): string {
 }
 
 export function blobMatches(id: Uint8Array, bytes: Uint8Array): boolean {
-  return Buffer.from(blobIdOf(bytes)).equals(Buffer.from(id));
+  return createHash("sha256").update(bytes).digest().equals(id);
 }

@@ -70,6 +70,38 @@ describe("KV channel", () => {
     expect(client.kv.pendingCount).toBe(0);
   });
 
+  it("fails each request at its own deadline, however many are pending and whatever their timeouts", async () => {
+    vi.useFakeTimers();
+    const client = kvTestClient({ setTimeoutMs: 1_000, getTimeoutMs: 10_000 });
+    const settled = new Map<string, string>();
+    const track = (name: string, request: Promise<unknown>): void => {
+      request.then(
+        () => settled.set(name, "ok"),
+        (err: unknown) => settled.set(name, (err as KvError).kind),
+      );
+    };
+    track("get 0", client.kv.get(id));
+    await vi.advanceTimersByTimeAsync(2_000);
+    // Sent later with a shorter timeout: due before the GET already waiting.
+    track("set 1", client.kv.set(id, bytes));
+    track("get 2", client.kv.get(id));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(settled.size).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(settled).toEqual(new Map([["set 1", "timeout"]]));
+    // The GET sent first still waits for its own deadline (10 s after it was sent), the second for its own.
+    await vi.advanceTimersByTimeAsync(6_999);
+    expect(settled.has("get 0")).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(settled.get("get 0")).toBe("timeout");
+    client.answerGet(2, bytes);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled.get("get 2")).toBe("ok");
+    // Nothing pending: no timer left behind.
+    expect(client.kv.pendingCount).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("checks GET answers against the blob id", async () => {
     const client = kvTestClient();
     const good = client.kv.get(id);
