@@ -240,8 +240,10 @@ export class RunEngine {
       const request = buildModelRequest(this.#model, this.#history.messages, index);
       this.#callIndex = index;
       const clientIndex = clientModelCallIndexOf(index);
-      const log = this.#deps.log.child({ call_id: request.callId });
-      log.info({ messages: request.messages.length, early: early !== undefined }, "model call");
+      // The call's id as a field of its lines rather than a child logger per call (a pino child serializes its bindings when made).
+      const log = this.#deps.log;
+      const callId = request.callId;
+      log.info({ call_id: callId, messages: request.messages.length, early: early !== undefined }, "model call");
       const forward = (event: ForwardedEvent): void => client.emit(clientIndex, event);
       const outcome = await (early === undefined ? invoker.invoke(request, forward, signal, this.#history.asStored) : early.adopt(forward));
       switch (outcome.kind) {
@@ -249,7 +251,7 @@ export class RunEngine {
           throw new RunInterrupted("model call cancelled");
         case "failed":
           this.#usages.push(outcome.failure.usage);
-          log.warn({ origin: outcome.failure.origin, kind: ModelFailureKind[outcome.failure.kind], message: outcome.failure.message, partial_chars: outcome.failure.partialText.length }, "model call failed");
+          log.warn({ call_id: callId, origin: outcome.failure.origin, kind: ModelFailureKind[outcome.failure.kind], message: outcome.failure.message, partial_chars: outcome.failure.partialText.length }, "model call failed");
           if (outcome.failure.kind === ModelFailureKind.CONTEXT_OVERFLOW && this.#deps.compaction !== undefined) {
             if (overflowCompacted) throw new RunStop(failed(FailureKind.PROVIDER, `context overflow after compaction: ${outcome.failure.message}`, { modelFailureKind: ModelFailureKind.CONTEXT_OVERFLOW }));
             overflowCompacted = true;
@@ -266,7 +268,7 @@ export class RunEngine {
       this.#lastUsage = outcome.usage;
       const inputTokens = outcome.usage?.inputTokens;
       if (inputTokens !== undefined) this.#measured(Number(inputTokens));
-      log.info({ stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
+      log.info({ call_id: callId, stop: outcome.stop, tool_calls: outcome.toolCalls.length }, "model call completed");
       // Before the store's round trip: the client can prepare the commit (and no delta waits in the coalescer meanwhile).
       client.emit(clientIndex, { case: "responseComplete", value: outcome.assistant });
       const measured = inputTokens === undefined ? {} : { requestInputTokens: inputTokens };

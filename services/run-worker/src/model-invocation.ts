@@ -96,7 +96,8 @@ function invokeOverBus(
 ): Promise<BusAttempt> {
   const { nc, names, idleTimeoutMs } = options;
   const clock = options.clock ?? systemClock;
-  const log = options.log.child({ call_id: request.callId });
+  // The call's id on its few warnings, without a child logger per call (a pino child serializes its bindings when made).
+  const warn = (fields: Record<string, unknown>, message: string): void => options.log.warn({ call_id: request.callId, ...fields }, message);
   const cycle = new ModelCycle();
   if (signal.aborted) return Promise.resolve({ kind: "cancelled" });
   return new Promise<BusAttempt>((resolve) => {
@@ -113,7 +114,7 @@ function invokeOverBus(
       resolve(outcome);
     };
     const fail = (kind: ModelFailureKind, message: string, retryable: boolean): void => {
-      log.warn({ failure_kind: ModelFailureKind[kind] }, message);
+      warn({ failure_kind: ModelFailureKind[kind] }, message);
       finish(cycle.abandon("provider", kind, message, retryable));
     };
     /** (Re)starts the silence deadline; called for every frame, so the one timer is refreshed rather than replaced. */
@@ -126,7 +127,7 @@ function invokeOverBus(
       try {
         nc.publish(names.providerCancel(parseProviderCallId(request.callId)));
       } catch (err) {
-        log.warn({ err }, "could not publish model call cancel");
+        warn({ err }, "could not publish model call cancel");
       }
       finish({ kind: "cancelled" });
     };

@@ -88,14 +88,20 @@ export class RunActor {
   readonly #msg: JsMsg;
   readonly #abort = new AbortController();
   #stopReason: RunStopReason | undefined;
-  #log: Logger;
+  /** The delivery's bindings; the run's logger is made with them once the run id is read (errors before that make it then). */
+  readonly #deliveryBindings: { readonly stream_seq: number; readonly delivery: number };
+  #runLog: Logger | undefined;
   /** This owner's begin (run.begin's count), sent with run.finish; 0 before run.begin answered. */
   #beginCount = 0;
 
   constructor(deps: RunActorDeps, msg: JsMsg) {
     this.#deps = deps;
     this.#msg = msg;
-    this.#log = deps.log.child({ stream_seq: msg.seq, delivery: msg.info.deliveryCount });
+    this.#deliveryBindings = { stream_seq: msg.seq, delivery: msg.info.deliveryCount };
+  }
+
+  get #log(): Logger {
+    return (this.#runLog ??= this.#deps.log.child(this.#deliveryBindings));
   }
 
   /** Stop the run: cancel it (client commands) or let go of it (shutdown). The first reason wins. */
@@ -166,7 +172,7 @@ export class RunActor {
       this.#log.error({ run_id: runId }, "dropping a PreparedRun without a valid run_id or without conversation_id");
       return "term";
     }
-    this.#log = this.#log.child({ run_id: runId, conversation_id: prepared.conversationId });
+    this.#runLog = this.#deps.log.child({ ...this.#deliveryBindings, run_id: runId, conversation_id: prepared.conversationId });
     // run.begin goes out first (the model call waits for it; a consumer created ahead of it on the
     // bus delays it). The command feed's consumer is created right behind it and nothing waits
     // for it: commands are durable and the feed reads from the run's first one, so a command
@@ -228,7 +234,7 @@ export class RunActor {
       await client.terminal(terminalEvent(outcome));
       return "ack";
     }
-    this.#log = this.#log.child({ begin_count: record.beginCount });
+    this.#runLog = this.#log.child({ begin_count: record.beginCount });
     this.#beginCount = record.beginCount;
 
     if (record.status !== RunStatus.RUNNING) {
