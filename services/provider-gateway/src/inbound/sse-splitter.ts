@@ -3,7 +3,7 @@
  * raw text (terminator included) so a relay can pass it on unchanged. Field
  * parsing follows the SSE rules of sse.ts (`event:` and `data:` lines, one
  * space after the colon removed, comments ignored); an event ends at a blank
- * line (`\n\n`, `\r\n\r\n` or `\r\r`).
+ * line (two line ends in a row, each `\n`, `\r\n` or `\r`).
  */
 
 export interface RawSseEvent {
@@ -12,7 +12,14 @@ export interface RawSseEvent {
   readonly data: string;
 }
 
-const BLANK_LINE = /\r\n\r\n|\n\n|\r\r/g;
+/**
+ * A line end (CRLF, LF or CR) followed by another: the blank line that ends an event, with mixed
+ * line ends too. At one index the longer form wins (a CR followed by LF is one CRLF). Only a CR at
+ * the very end of the text so far is ambiguous (the first half of a CRLF, or a line end of its own):
+ * the event then ends there, and the LF that may follow goes with the next event's raw text, as an
+ * empty line that changes nothing in it.
+ */
+const BLANK_LINE = /\r\n\r\n|\r\n\r|\r\n\n|\r\r\n|\r\r|\n\r\n|\n\r|\n\n/g;
 const LF = 10;
 const CR = 13;
 
