@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "@byok/test-support/manual-clock";
 import { blockDeltaRule, DeltaCoalescer } from "./delta-coalescer.ts";
@@ -151,5 +152,74 @@ describe("DeltaCoalescer", () => {
       await clock.advance(8);
       expect(sent).toHaveLength(5);
     });
+  });
+  it("whatever the streams, events and timing: nothing reordered, lost or joined across blocks, and no delta held past its window (property)", async () => {
+    const WINDOW_MS = 4;
+    type Step = { stream: number; kind: "text" | "thinking" | "other" | "flush" | "wait"; index: number; ms: number };
+    const step = fc.record({
+      stream: fc.integer({ min: 0, max: 2 }),
+      kind: fc.constantFrom<Step["kind"]>("text", "text", "text", "thinking", "other", "flush", "wait"),
+      index: fc.integer({ min: 0, max: 1 }),
+      ms: fc.integer({ min: 0, max: 6 }),
+    });
+    /** Adjacent deltas of the same kind and block as one: what joining may change and nothing else. */
+    const joined = (events: readonly Ev[]): string[] => {
+      const out: Array<{ key: string; text: string }> = [];
+      for (const e of events) {
+        const key = e.case === "textDelta" || e.case === "thinkingDelta" ? `${e.case}:${e.value.index}` : `${e.case}:${e.value.index}:${out.length}`;
+        const last = out.at(-1);
+        if (last !== undefined && last.key === key) last.text += e.value.text ?? "";
+        else out.push({ key, text: e.value.text ?? "" });
+      }
+      return out.map((e) => `${e.key.split(":").slice(0, 2).join(":")}=${e.text}`);
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+        const clock = new ManualClock();
+        const window = new DeltaWindow(clock, WINDOW_MS);
+        const pushed: Ev[][] = [[], [], []];
+        const sent: Ev[][] = [[], [], []];
+        /** When each stream's oldest held delta was pushed (undefined: it holds nothing). */
+        const heldSince: Array<number | undefined> = [undefined, undefined, undefined];
+        const coalescers = [0, 1, 2].map(
+          (stream) =>
+            new DeltaCoalescer<Ev>(
+              (e) => {
+                const since = heldSince[stream];
+                if (since !== undefined) expect(clock.now() - since).toBeLessThanOrEqual(WINDOW_MS);
+                heldSince[stream] = undefined;
+                sent[stream]!.push(e);
+              },
+              blockDeltaRule<Ev>(),
+              window,
+            ),
+        );
+        let n = 0;
+        for (const { stream, kind, index, ms } of steps) {
+          const coalescer = coalescers[stream]!;
+          if (kind === "wait") {
+            await clock.advance(ms);
+            continue;
+          }
+          if (kind === "flush") {
+            coalescer.flush();
+            continue;
+          }
+          const event = kind === "text" ? text(`t${n++}`, index) : kind === "thinking" ? thinking(`r${n++}`, index) : other("textEnd", index);
+          pushed[stream]!.push(event);
+          const before = sent[stream]!.length;
+          coalescer.push(event);
+          if (coalescer.holding) heldSince[stream] ??= clock.now();
+          // A delta that is not held went out in this call, with what it follows.
+          if (!coalescer.holding) expect(sent[stream]!.length).toBeGreaterThan(before);
+        }
+        await clock.advance(WINDOW_MS * 3);
+        for (const stream of [0, 1, 2]) {
+          expect(coalescers[stream]!.holding).toBe(false);
+          expect(joined(sent[stream]!)).toEqual(joined(pushed[stream]!));
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
