@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readSseEvents, type SseEvent } from "./sse.ts";
+import { sseTextInReads, wholeTextEvents } from "./testing/sse-reads.ts";
 
 async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
   const encoder = new TextEncoder();
@@ -57,46 +58,11 @@ describe("SSE parsing", () => {
   });
 
   it("reads the same events however the stream is cut into reads, as a whole-text reading does (property)", async () => {
-    const piece = fc.constantFrom("data: a", "data:b", "event: e", ": note", "data: ✓", "\n", "\r", "\r\n", "\n\n", "\r\r", "x");
     await fc.assert(
-      fc.asyncProperty(fc.array(piece, { maxLength: 16 }), fc.array(fc.nat(), { maxLength: 6 }), async (pieces, cuts) => {
-        const text = pieces.join("");
-        const at = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
-        const chunks = [0, ...at].map((from, k) => text.slice(from, [...at, text.length][k]));
-        expect(await parse(chunks)).toEqual(wholeTextEvents(text));
+      fc.asyncProperty(sseTextInReads(), async ({ text, reads }) => {
+        expect(await parse(reads)).toEqual(wholeTextEvents(text));
       }),
       { numRuns: 3000 },
     );
   });
 });
-
-/** The events of a whole stream by the spec's rules, read with one split on every line end: the reference for the property above. */
-function wholeTextEvents(text: string): SseEvent[] {
-  const lines = text.split(/\r\n|\r|\n/);
-  const ended = /(\r\n|\r|\n)$/.test(text);
-  // The last piece is an unfinished line only when the text does not end with a line end.
-  if (ended) lines.pop();
-  const events: SseEvent[] = [];
-  let event: string | undefined;
-  let data: string[] = [];
-  const dispatch = (terminated: boolean): void => {
-    if (data.length > 0) events.push({ event, data: data.join("\n"), terminated });
-    event = undefined;
-    data = [];
-  };
-  for (const line of lines) {
-    if (line === "") {
-      dispatch(true);
-      continue;
-    }
-    if (line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") data.push(value);
-    else if (field === "event") event = value;
-  }
-  dispatch(false);
-  return events;
-}

@@ -71,6 +71,15 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, onChunk?:
   }
 }
 
+/** A non-blank line's field name and value (its one leading space removed); undefined for a comment. */
+export function sseField(line: string): { readonly name: string; readonly value: string } | undefined {
+  if (line.startsWith(":")) return undefined;
+  const colon = line.indexOf(":");
+  if (colon === -1) return { name: line, value: "" };
+  const value = line.slice(colon + 1);
+  return { name: line.slice(0, colon), value: value.startsWith(" ") ? value.slice(1) : value };
+}
+
 class EventBuilder {
   #event: string | undefined;
   #data: string[] = [];
@@ -78,13 +87,9 @@ class EventBuilder {
   /** Feed one line (without its line end); returns an event at a blank line. */
   line(line: string): SseEvent | undefined {
     if (line === "") return this.#dispatch(true);
-    if (line.startsWith(":")) return undefined;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") this.#data.push(value);
-    else if (field === "event") this.#event = value;
+    const field = sseField(line);
+    if (field?.name === "data") this.#data.push(field.value);
+    else if (field?.name === "event") this.#event = field.value;
     return undefined;
   }
 

@@ -1,10 +1,12 @@
 /**
  * Splits SSE text into complete events as it arrives, keeping each event's
- * raw text (terminator included) so a relay can pass it on unchanged. Field
- * parsing follows the SSE rules of sse.ts (`event:` and `data:` lines, one
- * space after the colon removed, comments ignored); an event ends at a blank
+ * raw text (terminator included) so a relay can pass it on unchanged. Fields
+ * are read by sse.ts's `sseField` (`event:` and `data:` lines, one space after
+ * the colon removed, comments ignored); an event ends at a blank
  * line (two line ends in a row, each `\n`, `\r\n` or `\r`).
  */
+
+import { sseField } from "../sse.ts";
 
 export interface RawSseEvent {
   readonly raw: string;
@@ -103,13 +105,9 @@ function parseFields(raw: string): { event: string | undefined; data: string } {
   let event: string | undefined;
   const data: string[] = [];
   for (const line of raw.split(/\r\n|\n|\r/)) {
-    if (line === "" || line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") data.push(value);
-    else if (field === "event") event = value;
+    const field = line === "" ? undefined : sseField(line);
+    if (field?.name === "data") data.push(field.value);
+    else if (field?.name === "event") event = field.value;
   }
   return { event, data: data.join("\n") };
 }
