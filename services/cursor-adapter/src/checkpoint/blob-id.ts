@@ -3,8 +3,12 @@ import { createHash } from "node:crypto";
 
 export const BLOB_ID_BYTES = 32;
 
+function sha256(bytes: Uint8Array): Buffer {
+  return createHash("sha256").update(bytes).digest();
+}
+
 export function blobIdOf(bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash("sha256").update(bytes).digest());
+  return new Uint8Array(sha256(bytes));
 }
 
 /** Keys made, by id array: a checkpoint's root ids are keyed again and again (ids are never changed). */
@@ -21,5 +25,5 @@ export function blobKey(id: Uint8Array): string {
 }
 
 export function blobMatches(id: Uint8Array, bytes: Uint8Array): boolean {
-  return createHash("sha256").update(bytes).digest().equals(id);
+  return sha256(bytes).equals(id);
 }
