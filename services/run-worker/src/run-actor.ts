@@ -37,10 +37,9 @@ import type { ModelInvoker } from "./model-invocation.ts";
 import { runModelContext } from "./model-request.ts";
 import { beginRun } from "./run-begin.ts";
 import { openRunCommandFeed, type RunCommandFeed } from "./run-commands.ts";
-import { finishOnce, retryFinish } from "./run-finish.ts";
+import { finishOnce, finishRequest, retryFinish } from "./run-finish.ts";
 import type { RecentHistories } from "./recent-histories.ts";
 import { failed, outcomeOfRecord, statusOf, stopped, terminalEvent, withClientsReason, type FinalOutcome, type RunOutcome, type RunStopReason } from "./run-outcome.ts";
-import { isEmptyUsage } from "./usage.ts";
 import { assertNever } from "./assert-never.ts";
 
 /** How long a run cancelled for a silent client waits for one more read of its commands. */
@@ -83,13 +82,14 @@ export interface RunActorDeps {
 type Settlement = "ack" | "hand_over" | "retry_later" | "term" | "leave";
 
 const RETRY_DELAY_MS = 2_000;
+const deliveryBindings = (msg: JsMsg) => ({ stream_seq: msg.seq, delivery: msg.info.deliveryCount });
+
 export class RunActor {
   readonly #deps: RunActorDeps;
   readonly #msg: JsMsg;
   readonly #abort = new AbortController();
   #stopReason: RunStopReason | undefined;
-  /** The delivery's bindings; the run's logger is made with them once the run id is read (errors before that make it then). */
-  readonly #deliveryBindings: { readonly stream_seq: number; readonly delivery: number };
+  /** The run's logger, made once its id is read (an error line before that makes one with the delivery's bindings alone). */
   #runLog: Logger | undefined;
   /** This owner's begin (run.begin's count), sent with run.finish; 0 before run.begin answered. */
   #beginCount = 0;
@@ -97,11 +97,10 @@ export class RunActor {
   constructor(deps: RunActorDeps, msg: JsMsg) {
     this.#deps = deps;
     this.#msg = msg;
-    this.#deliveryBindings = { stream_seq: msg.seq, delivery: msg.info.deliveryCount };
   }
 
   get #log(): Logger {
-    return (this.#runLog ??= this.#deps.log.child(this.#deliveryBindings));
+    return (this.#runLog ??= this.#deps.log.child(deliveryBindings(this.#msg)));
   }
 
   /** Stop the run: cancel it (client commands) or let go of it (shutdown). The first reason wins. */
@@ -172,7 +171,7 @@ export class RunActor {
       this.#log.error({ run_id: runId }, "dropping a PreparedRun without a valid run_id or without conversation_id");
       return "term";
     }
-    this.#runLog = this.#deps.log.child({ ...this.#deliveryBindings, run_id: runId, conversation_id: prepared.conversationId });
+    this.#runLog = this.#deps.log.child({ ...deliveryBindings(this.#msg), run_id: runId, conversation_id: prepared.conversationId });
     // run.begin goes out first (the model call waits for it; a consumer created ahead of it on the
     // bus delays it). The command feed's consumer is created right behind it and nothing waits
     // for it: commands are durable and the feed reads from the run's first one, so a command
@@ -345,15 +344,7 @@ export class RunActor {
    * what it has.
    */
   async #finish(outcome: FinalOutcome, usage: Usage | undefined, client: ClientChannel, runId: RunId, finalDelivery: boolean): Promise<Settlement> {
-    const reported = usage === undefined || isEmptyUsage(usage) ? undefined : usage;
-    const request = {
-      runId,
-      status: statusOf(outcome),
-      failureKind: outcome.kind === "failed" ? outcome.failure.kind : FailureKind.UNSPECIFIED,
-      failureMessage: outcome.kind === "failed" ? outcome.failure.message : outcome.kind === "cancelled" ? outcome.reason : "",
-      ...(reported === undefined ? {} : { usage: reported }),
-      beginCount: this.#beginCount,
-    };
+    const request = finishRequest(runId, outcome, usage, this.#beginCount);
     // run.finish is sent first: it reaches the store before the client can start its next turn.
     const finishing = finishOnce(this.#deps.store, request);
     const told = outcome.kind === "completed" ? client.terminal(terminalEvent(outcome)) : undefined;

@@ -4,8 +4,10 @@
  * What to tell the client and how to settle the JetStream message stays with
  * the actor (run-actor.ts).
  */
-import type { RunRecord } from "@byok/contracts";
+import { FailureKind, type RunId, type RunRecord, type Usage } from "@byok/contracts";
 import { StoreFailure, type StoreClient } from "@byok/store-client";
+import { statusOf, type FinalOutcome } from "./run-outcome.ts";
+import { isEmptyUsage } from "./usage.ts";
 
 /** Backoff between run.finish attempts while the store is unavailable. */
 const FINISH_BACKOFF_FIRST_MS = 250;
@@ -21,6 +23,19 @@ export type FinishResult =
   /** A later delivery began the run since this owner's begin (NOT_ACTIVE). */
   | { readonly kind: "superseded"; readonly error: StoreFailure }
   | { readonly kind: "refused"; readonly error: StoreFailure };
+
+/** The run.finish of `outcome` by the owner of begin `beginCount` (usage only when there is some). */
+export function finishRequest(runId: RunId, outcome: FinalOutcome, usage: Usage | undefined, beginCount: number): FinishRequest {
+  const reported = usage === undefined || isEmptyUsage(usage) ? undefined : usage;
+  return {
+    runId,
+    status: statusOf(outcome),
+    failureKind: outcome.kind === "failed" ? outcome.failure.kind : FailureKind.UNSPECIFIED,
+    failureMessage: outcome.kind === "failed" ? outcome.failure.message : outcome.kind === "cancelled" ? outcome.reason : "",
+    ...(reported === undefined ? {} : { usage: reported }),
+    beginCount,
+  };
+}
 
 /** One run.finish. */
 export async function finishOnce(store: Pick<StoreClient, "finishRun">, request: FinishRequest): Promise<FinishResult> {
