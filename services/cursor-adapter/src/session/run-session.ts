@@ -28,6 +28,7 @@ import { EventFrames } from "../interaction/event-frames.ts";
 import { prepareRun, type RunPlan } from "../request/prepare-run.ts";
 import type { EndOutcome, RunOpenContext, RunSession } from "../transport/session-port.ts";
 import type { SessionServices } from "./session-services.ts";
+import { afterFramesWritten } from "./after-frames-written.ts";
 import { ExecWire } from "./exec-wire.ts";
 import { cancelledOutcome, closeKindOf, endOutcomeOf, sessionFailureOf, type SessionFailure } from "./failures.ts";
 import { StateHandler } from "./state-handler.ts";
@@ -71,14 +72,18 @@ class CursorRunSession implements RunSession {
   /** Set once the run is prepared (client events only come after its publish). */
   #projection: ConversationProjection | undefined;
   /**
-   * Resolved by the owner's first event (client or state) for the run. The
-   * blobs the first checkpoint needs (system root, user message, initial
-   * roots) are SET and saved in the store from then on: only that checkpoint
-   * waits for them, so their KV round trips and store write stay off the path
-   * to the first model call, which shares the cores with them.
+   * Resolved once the owner's first event (client or state) for the run has
+   * gone to the client. The blobs the first checkpoint needs (system root,
+   * user message, initial roots) are SET and saved in the store from then on:
+   * only that checkpoint waits for them, so their KV round trips and store
+   * write stay off the path to the first model call and to the first output,
+   * which share the cores with them.
    */
   #firstOutputCame!: () => void;
   readonly #firstOutput = new Promise<void>((resolve) => (this.#firstOutputCame = resolve));
+  #outputSeen = false;
+  /** Commits received so far: a response prepared after its commit came would only repeat the commit's SETs. */
+  #commits = 0;
 
   constructor(services: SessionServices, context: RunOpenContext, runId: RunId) {
     this.#services = services;
@@ -155,10 +160,25 @@ class CursorRunSession implements RunSession {
   }
 
   #onClientEvent(event: ClientEvent): void {
-    this.#firstOutputCame();
+    this.#outputCame();
     this.#frames.accept(event);
-    // The response before its commit: its blobs go to the client now, their ACKs overlap the store's append.
-    if (event.event.case === "responseComplete" && !this.#ended()) this.#projection?.prepareResponse(event.event.value, this.#frames.thinkingDurations());
+    // The response before its commit: its blobs go to the client once the text that came with it was written,
+    // and their ACKs overlap the store's append.
+    if (event.event.case === "responseComplete") {
+      const response = event.event.value;
+      const thinkingDurations = this.#frames.thinkingDurations();
+      const commits = this.#commits;
+      afterFramesWritten(() => {
+        if (this.#commits === commits && !this.#ended()) this.#projection?.prepareResponse(response, thinkingDurations);
+      });
+    }
+  }
+
+  /** The first output's frames go to the client before the work that waited for that output starts. */
+  #outputCame(): void {
+    if (this.#outputSeen) return;
+    this.#outputSeen = true;
+    afterFramesWritten(this.#firstOutputCame);
   }
 
   /** A method, not a narrowed field read: the phase changes while preparation awaits. */
@@ -183,7 +203,8 @@ class CursorRunSession implements RunSession {
     const handlers: RunHandlers = {
       onClientEvent: (event: ClientEvent) => this.#onClientEvent(event),
       onStateEvent: (event) => {
-        this.#firstOutputCame();
+        if (event.event.case === "stateCommitted") this.#commits += 1;
+        this.#outputCame();
         return this.#stateHandler?.handle(event) ?? Promise.resolve({ ok: false, error: "the run is not prepared yet" });
       },
     };
