@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ModelEventBody } from "../../events.ts";
-import { BlockSequencer } from "./block-sequencer.ts";
+import { BlockSequencer, type WireBlock } from "./block-sequencer.ts";
 
 function run(events: ModelEventBody[]): string[] {
   const out: string[] = [];
@@ -49,5 +50,171 @@ describe("BlockSequencer", () => {
 
   it("at the end drops a waiting call that never ended (cut by the output limit) and closes the one on the wire", () => {
     expect(run([start(0, "a"), args(0, '{"x":'), start(1, "b"), args(1, '{"y"')])).toEqual(["open a", '+{"x":', 'close {"x":']);
+  });
+});
+
+/*
+ * The property: whatever the interleaving of a model call's
+ * blocks (tool calls left open while later blocks run, as chat routes do;
+ * arguments streamed in pieces, or only in the end event as Responses routes
+ * do), what goes on the wire is one block after another, in the order the
+ * blocks started, with every text and thinking delta, and every tool call's
+ * argument deltas adding up to the arguments it is closed with: a client that
+ * accumulates the deltas (the official SDKs do) sees the same call the
+ * gateway ends with.
+ */
+
+interface BlockSpec {
+  readonly kind: "text" | "thinking" | "tool";
+  /** Delta texts in order. */
+  readonly pieces: readonly string[];
+  readonly ended: boolean;
+  /** A tool call's arguments in its end event. */
+  readonly argumentsJson: string;
+}
+
+interface WireRecord {
+  readonly block: WireBlock;
+  readonly deltas: string[];
+  closedWith: string | undefined;
+  closed: boolean;
+}
+
+/** Cuts `text` at the given points (taken modulo its length), keeping every character. */
+function cut(text: string, points: readonly number[]): string[] {
+  const at = [...new Set(points.map((p) => (text.length === 0 ? 0 : p % text.length)))].filter((p) => p > 0).sort((a, b) => a - b);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const p of at) {
+    pieces.push(text.slice(from, p));
+    from = p;
+  }
+  pieces.push(text.slice(from));
+  return pieces.filter((p) => p !== "");
+}
+
+const textBlock = fc.record({
+  kind: fc.constantFrom<"text" | "thinking">("text", "thinking"),
+  pieces: fc.array(fc.string({ unit: "grapheme", minLength: 1, maxLength: 6 }), { maxLength: 5 }),
+  ended: fc.boolean(),
+  argumentsJson: fc.constant(""),
+});
+
+const toolBlock = fc
+  .record({
+    args: fc.dictionary(fc.string({ maxLength: 4 }), fc.oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.boolean()), { maxKeys: 3 }),
+    cuts: fc.array(fc.nat(), { maxLength: 4 }),
+    // How the arguments arrive: streamed in pieces (chat, Anthropic), only in the end event (Responses .done), or a streamed prefix then the end.
+    arrival: fc.constantFrom("streamed", "at end", "prefix then end"),
+    ended: fc.boolean(),
+  })
+  .map(({ args, cuts, arrival, ended }): BlockSpec => {
+    const json = JSON.stringify(args);
+    const pieces = arrival === "at end" ? [] : cut(json, cuts);
+    return { kind: "tool", pieces: arrival === "prefix then end" ? pieces.slice(0, -1) : pieces, ended, argumentsJson: json };
+  });
+
+/** Each block's events in order (start, deltas, end if it ended), interleaved across blocks by random keys. */
+const scenario = fc.array(fc.oneof(textBlock, toolBlock), { minLength: 1, maxLength: 5 }).chain((blocks) =>
+  fc.tuple(
+    fc.constant(blocks),
+    fc.tuple(...blocks.map((b) => fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1 + b.pieces.length + (b.ended ? 1 : 0), maxLength: 1 + b.pieces.length + (b.ended ? 1 : 0) }))),
+  ),
+);
+
+function eventsOf(blocks: readonly BlockSpec[], keys: readonly (readonly number[])[]): ModelEventBody[] {
+  const keyed: Array<{ key: number; block: number; event: ModelEventBody }> = [];
+  blocks.forEach((b, index) => {
+    const own: ModelEventBody[] = [];
+    if (b.kind === "tool") {
+      own.push({ case: "toolCallStart", value: { index, callId: `call_${index}`, name: "f" } });
+      for (const delta of b.pieces) own.push({ case: "toolCallArgsDelta", value: { index, delta } });
+      if (b.ended) own.push({ case: "toolCallEnd", value: { index, argumentsJson: b.argumentsJson } });
+    } else {
+      own.push(b.kind === "text" ? { case: "textStart", value: { index } } : { case: "thinkingStart", value: { index } });
+      for (const text of b.pieces) own.push(b.kind === "text" ? { case: "textDelta", value: { index, text } } : { case: "thinkingDelta", value: { index, text } });
+      if (b.ended) own.push(b.kind === "text" ? { case: "textEnd", value: { index } } : { case: "thinkingEnd", value: { index } });
+    }
+    const sorted = [...(keys[index] ?? [])].sort((x, y) => x - y);
+    own.forEach((event, i) => keyed.push({ key: sorted[i] ?? 0, block: index, event }));
+  });
+  // Stable: equal keys keep block order, and a block's own events keep theirs (its keys are sorted).
+  return keyed.sort((x, y) => x.key - y.key || x.block - y.block).map((k) => k.event);
+}
+
+function wireOf(events: readonly ModelEventBody[]): { records: WireRecord[]; violations: string[] } {
+  const records: WireRecord[] = [];
+  const violations: string[] = [];
+  let open: WireRecord | undefined;
+  const sequencer = new BlockSequencer({
+    open: (block) => {
+      if (open !== undefined) violations.push("a block opened while another was open");
+      open = { block, deltas: [], closedWith: undefined, closed: false };
+      records.push(open);
+    },
+    delta: (text) => {
+      if (open === undefined) violations.push("a delta outside a block");
+      else open.deltas.push(text);
+    },
+    close: (argumentsJson) => {
+      if (open === undefined) violations.push("a close without an open block");
+      else {
+        open.closedWith = argumentsJson;
+        open.closed = true;
+      }
+      open = undefined;
+    },
+  });
+  for (const event of events) sequencer.event(event);
+  sequencer.flush();
+  if (open !== undefined) violations.push("a block left open after flush");
+  return { records, violations };
+}
+
+const blockNameOf = (block: WireBlock): string => (block.kind === "tool" ? block.callId : block.kind);
+
+describe("BlockSequencer (property)", () => {
+  it("sends blocks one after another, in start order, with all of their content", () => {
+    fc.assert(
+      fc.property(scenario, ([blocks, keys]) => {
+        const events = eventsOf(blocks, keys);
+        const { records, violations } = wireOf(events);
+        expect(violations).toEqual([]);
+
+        // Which block each wire block is: tool calls by call id, text and thinking by their start order.
+        const startOrder = events.filter((e) => e.case === "textStart" || e.case === "thinkingStart" || e.case === "toolCallStart").map((e) => e.value.index ?? 0);
+        const unmatched = [...startOrder];
+        const wireIndexes = records.map((r) => {
+          const i = unmatched.findIndex((index) => {
+            const b = blocks[index]!;
+            return r.block.kind === "tool" ? b.kind === "tool" && r.block.callId === `call_${index}` : b.kind === r.block.kind;
+          });
+          expect(i, `wire block ${blockNameOf(r.block)} matches no block started before it`).toBeGreaterThanOrEqual(0);
+          return unmatched.splice(i, 1)[0]!;
+        });
+        // In start order, each block at most once.
+        expect(wireIndexes).toEqual(startOrder.filter((index) => wireIndexes.includes(index)));
+
+        for (const [index, b] of blocks.entries()) {
+          const at = wireIndexes.indexOf(index);
+          // Only a tool call that never ended may be left out (it was cut off and is never run).
+          if (at < 0) {
+            expect(b.kind === "tool" && !b.ended, `block ${index} (${b.kind}, ended ${b.ended}) is missing`).toBe(true);
+            continue;
+          }
+          const record = records[at]!;
+          const sent = record.deltas.join("");
+          if (b.kind !== "tool") {
+            expect(sent).toBe(b.pieces.join(""));
+            expect(record.closedWith).toBeUndefined();
+            continue;
+          }
+          // What a client accumulates from the deltas is what the call is closed with.
+          expect(record.closedWith).toBe(sent);
+          expect(sent).toBe(b.ended ? b.argumentsJson : b.pieces.join(""));
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,0 +1,189 @@
+/**
+ * The three client encoders, read by the official SDKs: for any model call
+ * made of text, thinking and tool-call blocks (interleaved as chat routes
+ * interleave them, arguments streamed in pieces or only at the end), the
+ * streamed answer, accumulated by the SDK's own stream helper, holds the same
+ * content as the collected answer of the same call returned by `create`. A
+ * client gets the same turn whether it streams or not.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import fc from "fast-check";
+import OpenAI from "openai";
+import type { ServerResponse } from "node:http";
+import { describe, expect, it } from "vitest";
+import type { ModelEventBody } from "../../events.ts";
+import { ChatEncoder } from "./chat-encoder.ts";
+import { MessagesEncoder } from "./messages-encoder.ts";
+import { ResponsesEncoder } from "./responses-encoder.ts";
+import type { EncoderContext, TurnEncoder } from "./turn-encoder.ts";
+
+interface Block {
+  readonly kind: "text" | "thinking" | "tool";
+  readonly pieces: readonly string[];
+  /** A tool call's arguments as its end event carries them. */
+  readonly argumentsJson: string;
+}
+
+/** What an encoder wrote: enough of a ServerResponse for the encoders and http-answers.ts. */
+class CapturedResponse {
+  headersSent = false;
+  contentType = "";
+  body = "";
+
+  writeHead(_status: number, headers: Record<string, string>): this {
+    this.headersSent = true;
+    this.contentType = headers["content-type"] ?? "";
+    return this;
+  }
+
+  flushHeaders(): void {}
+
+  write(chunk: string): boolean {
+    this.body += chunk;
+    return true;
+  }
+
+  end(chunk?: string): void {
+    if (chunk !== undefined) this.body += chunk;
+  }
+}
+
+function split(text: string, cuts: readonly number[]): string[] {
+  const at = [...new Set(cuts.map((c) => (text.length === 0 ? 0 : c % text.length)))].filter((c) => c > 0).sort((a, b) => a - b);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const c of at) {
+    pieces.push(text.slice(from, c));
+    from = c;
+  }
+  pieces.push(text.slice(from));
+  return pieces.filter((p) => p !== "");
+}
+
+const textLike = fc.record({
+  kind: fc.constantFrom<"text" | "thinking">("text", "thinking"),
+  pieces: fc.array(fc.string({ unit: "grapheme", minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 4 }),
+  argumentsJson: fc.constant(""),
+});
+
+const toolCall = fc
+  .record({
+    args: fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean(), fc.constant(null)), { maxKeys: 3 }),
+    cuts: fc.array(fc.nat(), { maxLength: 4 }),
+    arrival: fc.constantFrom("streamed", "at end", "prefix then end"),
+  })
+  .map(({ args, cuts, arrival }): Block => {
+    const json = JSON.stringify(args);
+    const pieces = arrival === "at end" ? [] : split(json, cuts);
+    return { kind: "tool", pieces: arrival === "prefix then end" ? pieces.slice(0, -1) : pieces, argumentsJson: json };
+  });
+
+/**
+ * A call's events: text and thinking blocks one after another (as every route sends them), tool calls
+ * started among them and left open while later blocks run, ending in any order (as chat routes end
+ * them, all at finish_reason).
+ */
+const call = fc.array(fc.oneof(textLike, toolCall), { minLength: 1, maxLength: 5 }).chain((blocks) =>
+  fc.tuple(fc.constant(blocks), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: blocks.length, maxLength: blocks.length })),
+);
+
+function eventsOf(blocks: readonly Block[], toolEndKeys: readonly number[]): ModelEventBody[] {
+  const events: ModelEventBody[] = [];
+  const openTools: Array<{ index: number; block: Block; key: number }> = [];
+  blocks.forEach((block, index) => {
+    if (block.kind === "tool") {
+      events.push({ case: "toolCallStart", value: { index, callId: `call_${index}`, name: `tool_${index}` } });
+      for (const delta of block.pieces) events.push({ case: "toolCallArgsDelta", value: { index, delta } });
+      openTools.push({ index, block, key: toolEndKeys[index] ?? 0 });
+      return;
+    }
+    const text = block.kind === "text";
+    events.push(text ? { case: "textStart", value: { index } } : { case: "thinkingStart", value: { index } });
+    for (const piece of block.pieces) events.push(text ? { case: "textDelta", value: { index, text: piece } } : { case: "thinkingDelta", value: { index, text: piece } });
+    events.push(text ? { case: "textEnd", value: { index } } : { case: "thinkingEnd", value: { index } });
+  });
+  for (const { index, block } of openTools.sort((a, b) => a.key - b.key)) events.push({ case: "toolCallEnd", value: { index, argumentsJson: block.argumentsJson } });
+  return events;
+}
+
+function encoded(make: (ctx: EncoderContext) => TurnEncoder, events: readonly ModelEventBody[], stream: boolean, hasTools: boolean): CapturedResponse {
+  const res = new CapturedResponse();
+  const encoder = make({ res: res as unknown as ServerResponse, stream, model: "bench-model", id: "0123abcd", created: 1_700_000_000, includeUsage: true });
+  encoder.begin();
+  for (const event of events) encoder.event(event);
+  encoder.finish({ kind: "completed", stop: hasTools ? "tool_use" : "stop", usage: { inputTokens: 12n, outputTokens: 34n } });
+  return res;
+}
+
+/** A fetch that answers every request with what the encoder wrote. */
+function answering(res: CapturedResponse): typeof fetch {
+  return async () => new Response(res.body, { status: 200, headers: { "content-type": res.contentType } });
+}
+
+const anthropicWith = (res: CapturedResponse) => new Anthropic({ apiKey: "k", baseURL: "http://sdk.test", fetch: answering(res), maxRetries: 0 });
+const openaiWith = (res: CapturedResponse) => new OpenAI({ apiKey: "k", baseURL: "http://sdk.test/v1", fetch: answering(res), maxRetries: 0 });
+
+const RUNS = 150;
+
+describe("client encoders read by the official SDKs (property)", () => {
+  it("Anthropic Messages: the streamed answer accumulated by MessageStream equals the collected message", async () => {
+    await fc.assert(
+      fc.asyncProperty(call, async ([blocks, keys]) => {
+        const events = eventsOf(blocks, keys);
+        const hasTools = blocks.some((b) => b.kind === "tool");
+        const params = { model: "bench-model", max_tokens: 100, messages: [{ role: "user" as const, content: "hi" }] };
+        const streamed = await anthropicWith(encoded((ctx) => new MessagesEncoder(ctx), events, true, hasTools)).messages.stream(params).finalMessage();
+        const collected = await anthropicWith(encoded((ctx) => new MessagesEncoder(ctx), events, false, hasTools)).messages.create(params);
+        expect(streamed.content).toEqual(collected.content);
+        expect(streamed.stop_reason).toBe(collected.stop_reason);
+        expect(streamed.usage.output_tokens).toBe(collected.usage.output_tokens);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("OpenAI Chat Completions: the streamed answer accumulated by ChatCompletionStream equals the collected completion", async () => {
+    await fc.assert(
+      fc.asyncProperty(call, async ([blocks, keys]) => {
+        const events = eventsOf(blocks, keys);
+        const hasTools = blocks.some((b) => b.kind === "tool");
+        const params = { model: "bench-model", messages: [{ role: "user" as const, content: "hi" }] };
+        const streamed = await openaiWith(encoded((ctx) => new ChatEncoder(ctx), events, true, hasTools)).chat.completions.stream(params).finalChatCompletion();
+        const collected = await openaiWith(encoded((ctx) => new ChatEncoder(ctx), events, false, hasTools)).chat.completions.create(params);
+        const [s, c] = [streamed.choices[0]!, collected.choices[0]!];
+        expect(s.message.content ?? "").toBe(c.message.content ?? "");
+        expect((s.message.tool_calls ?? []).map(functionCall)).toEqual((c.message.tool_calls ?? []).map(functionCall));
+        expect(s.finish_reason).toBe(c.finish_reason);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("OpenAI Responses: the streamed answer accumulated by ResponseStream equals the collected response", async () => {
+    await fc.assert(
+      fc.asyncProperty(call, async ([blocks, keys]) => {
+        const events = eventsOf(blocks, keys);
+        const hasTools = blocks.some((b) => b.kind === "tool");
+        const params = { model: "bench-model", input: "hi" };
+        const streamed = await openaiWith(encoded((ctx) => new ResponsesEncoder(ctx), events, true, hasTools)).responses.stream(params).finalResponse();
+        const collected = await openaiWith(encoded((ctx) => new ResponsesEncoder(ctx), events, false, hasTools)).responses.create(params);
+        // finalResponse() adds its own parses (parsed, parsed_arguments); the items are otherwise the wire's.
+        expect(streamed.output.map(withoutSdkParse)).toEqual(collected.output);
+        expect(streamed.output_text).toBe(collected.output_text);
+        expect(streamed.status).toBe(collected.status);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+function functionCall(call: OpenAI.ChatCompletionMessageToolCall): unknown {
+  return call.type === "function" ? { id: call.id, name: call.function.name, arguments: call.function.arguments } : call;
+}
+
+/** A copy without the fields finalResponse() adds (`parsed` on text parts, `parsed_arguments` on calls). */
+function withoutSdkParse(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSdkParse);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== "parsed" && key !== "parsed_arguments").map(([key, v]) => [key, withoutSdkParse(v)]));
+}
