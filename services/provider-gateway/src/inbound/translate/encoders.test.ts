@@ -4,7 +4,9 @@
  * interleave them, arguments streamed in pieces or only at the end), the
  * streamed answer, accumulated by the SDK's own stream helper, holds the same
  * content as the collected answer of the same call returned by `create`. A
- * client gets the same turn whether it streams or not.
+ * client gets the same turn whether it streams or not, and a stream that fails
+ * after its first byte raises the error in every SDK instead of ending as a
+ * shorter answer.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import fc from "fast-check";
@@ -12,6 +14,7 @@ import OpenAI from "openai";
 import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { ModelEventBody } from "../../events.ts";
+import { InboundError } from "../client-errors.ts";
 import { ChatEncoder } from "./chat-encoder.ts";
 import { MessagesEncoder } from "./messages-encoder.ts";
 import { ResponsesEncoder } from "./responses-encoder.ts";
@@ -106,12 +109,13 @@ function eventsOf(blocks: readonly Block[], toolEndKeys: readonly number[]): Mod
   return events;
 }
 
-function encoded(make: (ctx: EncoderContext) => TurnEncoder, events: readonly ModelEventBody[], stream: boolean, hasTools: boolean): CapturedResponse {
+function encoded(make: (ctx: EncoderContext) => TurnEncoder, events: readonly ModelEventBody[], stream: boolean, hasTools: boolean, failure?: InboundError): CapturedResponse {
   const res = new CapturedResponse();
   const encoder = make({ res: res as unknown as ServerResponse, stream, model: "bench-model", id: "0123abcd", created: 1_700_000_000, includeUsage: true });
   encoder.begin();
   for (const event of events) encoder.event(event);
-  encoder.finish({ kind: "completed", stop: hasTools ? "tool_use" : "stop", usage: { inputTokens: 12n, outputTokens: 34n } });
+  const usage = { inputTokens: 12n, outputTokens: 34n };
+  encoder.finish(failure === undefined ? { kind: "completed", stop: hasTools ? "tool_use" : "stop", usage } : { kind: "failed", error: failure, usage });
   return res;
 }
 
@@ -171,6 +175,32 @@ describe("client encoders read by the official SDKs (property)", () => {
         expect(streamed.output.map(withoutSdkParse)).toEqual(collected.output);
         expect(streamed.output_text).toBe(collected.output_text);
         expect(streamed.status).toBe(collected.status);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+/** Any prefix of a call's events, then an upstream failure: the stream ends in the client's error event. */
+const failedCall = call.chain(([blocks, keys]) => {
+  const events = eventsOf(blocks, keys);
+  return fc.tuple(fc.constant(blocks), fc.constant(events), fc.integer({ min: 0, max: events.length }));
+});
+
+describe("client encoders: a failure after the first byte (property)", () => {
+  const failure = new InboundError("upstream", "upstream stream broke off: connection reset");
+
+  it("makes each SDK's stream helper raise the error instead of returning a partial answer", async () => {
+    await fc.assert(
+      fc.asyncProperty(failedCall, async ([blocks, events, cut]) => {
+        const prefix = events.slice(0, cut);
+        const hasTools = blocks.some((b) => b.kind === "tool");
+        const anthropic = anthropicWith(encoded((ctx) => new MessagesEncoder(ctx), prefix, true, hasTools, failure));
+        await expect(anthropic.messages.stream({ model: "bench-model", max_tokens: 100, messages: [{ role: "user", content: "hi" }] }).finalMessage()).rejects.toThrow(failure.message);
+        const chat = openaiWith(encoded((ctx) => new ChatEncoder(ctx), prefix, true, hasTools, failure));
+        await expect(chat.chat.completions.stream({ model: "bench-model", messages: [{ role: "user", content: "hi" }] }).finalChatCompletion()).rejects.toThrow(failure.message);
+        const responses = openaiWith(encoded((ctx) => new ResponsesEncoder(ctx), prefix, true, hasTools, failure));
+        await expect(responses.responses.stream({ model: "bench-model", input: "hi" }).finalResponse()).rejects.toThrow(failure.message);
       }),
       { numRuns: RUNS },
     );
