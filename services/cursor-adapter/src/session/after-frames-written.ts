@@ -13,7 +13,8 @@
  * What is queued in one pass runs in one go, in order, before any promise job
  * it starts: a run's first output and the response that came with it then
  * save their roots in one store request (RootSaves batches until its promise
- * job runs).
+ * job runs). Work must not throw: it runs from an immediate, where an error
+ * is uncaught.
  */
 let queued: Array<() => void> = [];
 

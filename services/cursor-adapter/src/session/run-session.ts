@@ -169,7 +169,12 @@ class CursorRunSession implements RunSession {
       const thinkingDurations = this.#frames.thinkingDurations();
       const commits = this.#commits;
       afterFramesWritten(() => {
-        if (this.#commits === commits && !this.#ended()) this.#projection?.prepareResponse(response, thinkingDurations);
+        if (this.#commits !== commits || this.#ended()) return;
+        try {
+          this.#projection?.prepareResponse(response, thinkingDurations);
+        } catch (error) {
+          this.#fail(error);
+        }
       });
     }
   }
