@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ModelEventBody } from "../../events.ts";
+import { textLikeBlock, toolCallBlock, type CallBlock } from "../../testing/call-blocks.ts";
 import { BlockSequencer, type WireBlock } from "./block-sequencer.ts";
 
 function run(events: ModelEventBody[]): string[] {
@@ -64,14 +65,8 @@ describe("BlockSequencer", () => {
  * gateway ends with.
  */
 
-interface BlockSpec {
-  readonly kind: "text" | "thinking" | "tool";
-  /** Delta texts in order. */
-  readonly pieces: readonly string[];
-  readonly ended: boolean;
-  /** A tool call's arguments in its end event. */
-  readonly argumentsJson: string;
-}
+/** A block of the call, and whether its end event came (a call cut short leaves blocks open). */
+type BlockSpec = CallBlock & { readonly ended: boolean };
 
 interface WireRecord {
   readonly block: WireBlock;
@@ -80,42 +75,10 @@ interface WireRecord {
   closed: boolean;
 }
 
-/** Cuts `text` at the given points (taken modulo its length), keeping every character. */
-function cut(text: string, points: readonly number[]): string[] {
-  const at = [...new Set(points.map((p) => (text.length === 0 ? 0 : p % text.length)))].filter((p) => p > 0).sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let from = 0;
-  for (const p of at) {
-    pieces.push(text.slice(from, p));
-    from = p;
-  }
-  pieces.push(text.slice(from));
-  return pieces.filter((p) => p !== "");
-}
-
-const textBlock = fc.record({
-  kind: fc.constantFrom<"text" | "thinking">("text", "thinking"),
-  pieces: fc.array(fc.string({ unit: "grapheme", minLength: 1, maxLength: 6 }), { maxLength: 5 }),
-  ended: fc.boolean(),
-  argumentsJson: fc.constant(""),
-});
-
-const toolBlock = fc
-  .record({
-    args: fc.dictionary(fc.string({ maxLength: 4 }), fc.oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.boolean()), { maxKeys: 3 }),
-    cuts: fc.array(fc.nat(), { maxLength: 4 }),
-    // How the arguments arrive: streamed in pieces (chat, Anthropic), only in the end event (Responses .done), or a streamed prefix then the end.
-    arrival: fc.constantFrom("streamed", "at end", "prefix then end"),
-    ended: fc.boolean(),
-  })
-  .map(({ args, cuts, arrival, ended }): BlockSpec => {
-    const json = JSON.stringify(args);
-    const pieces = arrival === "at end" ? [] : cut(json, cuts);
-    return { kind: "tool", pieces: arrival === "prefix then end" ? pieces.slice(0, -1) : pieces, ended, argumentsJson: json };
-  });
+const blockSpec = fc.tuple(fc.oneof(textLikeBlock(), toolCallBlock()), fc.boolean()).map(([block, ended]): BlockSpec => ({ ...block, ended }));
 
 /** Each block's events in order (start, deltas, end if it ended), interleaved across blocks by random keys. */
-const scenario = fc.array(fc.oneof(textBlock, toolBlock), { minLength: 1, maxLength: 5 }).chain((blocks) =>
+const scenario = fc.array(blockSpec, { minLength: 1, maxLength: 5 }).chain((blocks) =>
   fc.tuple(
     fc.constant(blocks),
     fc.tuple(...blocks.map((b) => fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1 + b.pieces.length + (b.ended ? 1 : 0), maxLength: 1 + b.pieces.length + (b.ended ? 1 : 0) }))),

@@ -15,17 +15,11 @@ import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { ModelEventBody } from "../../events.ts";
 import { InboundError } from "../client-errors.ts";
+import { textLikeBlock, toolCallBlock, type CallBlock } from "../../testing/call-blocks.ts";
 import { ChatEncoder } from "./chat-encoder.ts";
 import { MessagesEncoder } from "./messages-encoder.ts";
 import { ResponsesEncoder } from "./responses-encoder.ts";
 import type { EncoderContext, TurnEncoder } from "./turn-encoder.ts";
-
-interface Block {
-  readonly kind: "text" | "thinking" | "tool";
-  readonly pieces: readonly string[];
-  /** A tool call's arguments as its end event carries them. */
-  readonly argumentsJson: string;
-}
 
 /** What an encoder wrote: enough of a ServerResponse for the encoders and http-answers.ts. */
 class CapturedResponse {
@@ -51,48 +45,18 @@ class CapturedResponse {
   }
 }
 
-function split(text: string, cuts: readonly number[]): string[] {
-  const at = [...new Set(cuts.map((c) => (text.length === 0 ? 0 : c % text.length)))].filter((c) => c > 0).sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let from = 0;
-  for (const c of at) {
-    pieces.push(text.slice(from, c));
-    from = c;
-  }
-  pieces.push(text.slice(from));
-  return pieces.filter((p) => p !== "");
-}
-
-const textLike = fc.record({
-  kind: fc.constantFrom<"text" | "thinking">("text", "thinking"),
-  pieces: fc.array(fc.string({ unit: "grapheme", minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 4 }),
-  argumentsJson: fc.constant(""),
-});
-
-const toolCall = fc
-  .record({
-    args: fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean(), fc.constant(null)), { maxKeys: 3 }),
-    cuts: fc.array(fc.nat(), { maxLength: 4 }),
-    arrival: fc.constantFrom("streamed", "at end", "prefix then end"),
-  })
-  .map(({ args, cuts, arrival }): Block => {
-    const json = JSON.stringify(args);
-    const pieces = arrival === "at end" ? [] : split(json, cuts);
-    return { kind: "tool", pieces: arrival === "prefix then end" ? pieces.slice(0, -1) : pieces, argumentsJson: json };
-  });
-
 /**
  * A call's events: text and thinking blocks one after another (as every route sends them), tool calls
  * started among them and left open while later blocks run, ending in any order (as chat routes end
  * them, all at finish_reason).
  */
-const call = fc.array(fc.oneof(textLike, toolCall), { minLength: 1, maxLength: 5 }).chain((blocks) =>
+const call = fc.array(fc.oneof(textLikeBlock(1), toolCallBlock()), { minLength: 1, maxLength: 5 }).chain((blocks) =>
   fc.tuple(fc.constant(blocks), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: blocks.length, maxLength: blocks.length })),
 );
 
-function eventsOf(blocks: readonly Block[], toolEndKeys: readonly number[]): ModelEventBody[] {
+function eventsOf(blocks: readonly CallBlock[], toolEndKeys: readonly number[]): ModelEventBody[] {
   const events: ModelEventBody[] = [];
-  const openTools: Array<{ index: number; block: Block; key: number }> = [];
+  const openTools: Array<{ index: number; block: CallBlock; key: number }> = [];
   blocks.forEach((block, index) => {
     if (block.kind === "tool") {
       events.push({ case: "toolCallStart", value: { index, callId: `call_${index}`, name: `tool_${index}` } });
