@@ -6,6 +6,7 @@
  * `.done`), or as a streamed prefix completed by the end event.
  */
 import fc from "fast-check";
+import type { ModelEventBody } from "../events.ts";
 
 export interface CallBlock {
   readonly kind: "text" | "thinking" | "tool";
@@ -50,4 +51,28 @@ export function toolCallBlock(): fc.Arbitrary<CallBlock> {
       const pieces = arrival === "at end" ? [] : cutText(json, cuts);
       return { kind: "tool" as const, pieces: arrival === "prefix then end" ? pieces.slice(0, -1) : pieces, argumentsJson: json };
     });
+}
+
+/** The ModelEvents of block `index` of a call: its start, its deltas and its end (a tool call's end carries its arguments). */
+export function blockEvents(block: CallBlock, index: number): { readonly start: ModelEventBody; readonly deltas: ModelEventBody[]; readonly end: ModelEventBody } {
+  switch (block.kind) {
+    case "tool":
+      return {
+        start: { case: "toolCallStart", value: { index, callId: `call_${index}`, name: `tool_${index}` } },
+        deltas: block.pieces.map((delta) => ({ case: "toolCallArgsDelta", value: { index, delta } })),
+        end: { case: "toolCallEnd", value: { index, argumentsJson: block.argumentsJson } },
+      };
+    case "text":
+      return {
+        start: { case: "textStart", value: { index } },
+        deltas: block.pieces.map((text) => ({ case: "textDelta", value: { index, text } })),
+        end: { case: "textEnd", value: { index } },
+      };
+    case "thinking":
+      return {
+        start: { case: "thinkingStart", value: { index } },
+        deltas: block.pieces.map((text) => ({ case: "thinkingDelta", value: { index, text } })),
+        end: { case: "thinkingEnd", value: { index } },
+      };
+  }
 }

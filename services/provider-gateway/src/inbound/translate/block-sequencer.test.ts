@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ModelEventBody } from "../../events.ts";
-import { textLikeBlock, toolCallBlock, type CallBlock } from "../../testing/call-blocks.ts";
+import { blockEvents, textLikeBlock, toolCallBlock, type CallBlock } from "../../testing/call-blocks.ts";
 import { BlockSequencer, type WireBlock } from "./block-sequencer.ts";
 
 function run(events: ModelEventBody[]): string[] {
@@ -88,16 +88,8 @@ const scenario = fc.array(blockSpec, { minLength: 1, maxLength: 5 }).chain((bloc
 function eventsOf(blocks: readonly BlockSpec[], keys: readonly (readonly number[])[]): ModelEventBody[] {
   const keyed: Array<{ key: number; block: number; event: ModelEventBody }> = [];
   blocks.forEach((b, index) => {
-    const own: ModelEventBody[] = [];
-    if (b.kind === "tool") {
-      own.push({ case: "toolCallStart", value: { index, callId: `call_${index}`, name: "f" } });
-      for (const delta of b.pieces) own.push({ case: "toolCallArgsDelta", value: { index, delta } });
-      if (b.ended) own.push({ case: "toolCallEnd", value: { index, argumentsJson: b.argumentsJson } });
-    } else {
-      own.push(b.kind === "text" ? { case: "textStart", value: { index } } : { case: "thinkingStart", value: { index } });
-      for (const text of b.pieces) own.push(b.kind === "text" ? { case: "textDelta", value: { index, text } } : { case: "thinkingDelta", value: { index, text } });
-      if (b.ended) own.push(b.kind === "text" ? { case: "textEnd", value: { index } } : { case: "thinkingEnd", value: { index } });
-    }
+    const { start, deltas, end } = blockEvents(b, index);
+    const own = b.ended ? [start, ...deltas, end] : [start, ...deltas];
     const sorted = [...(keys[index] ?? [])].sort((x, y) => x - y);
     own.forEach((event, i) => keyed.push({ key: sorted[i] ?? 0, block: index, event }));
   });

@@ -15,7 +15,7 @@ import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { ModelEventBody } from "../../events.ts";
 import { InboundError } from "../client-errors.ts";
-import { textLikeBlock, toolCallBlock, type CallBlock } from "../../testing/call-blocks.ts";
+import { blockEvents, textLikeBlock, toolCallBlock, type CallBlock } from "../../testing/call-blocks.ts";
 import { ChatEncoder } from "./chat-encoder.ts";
 import { MessagesEncoder } from "./messages-encoder.ts";
 import { ResponsesEncoder } from "./responses-encoder.ts";
@@ -56,20 +56,14 @@ const call = fc.array(fc.oneof(textLikeBlock(1), toolCallBlock()), { minLength: 
 
 function eventsOf(blocks: readonly CallBlock[], toolEndKeys: readonly number[]): ModelEventBody[] {
   const events: ModelEventBody[] = [];
-  const openTools: Array<{ index: number; block: CallBlock; key: number }> = [];
+  const openTools: Array<{ end: ModelEventBody; key: number }> = [];
   blocks.forEach((block, index) => {
-    if (block.kind === "tool") {
-      events.push({ case: "toolCallStart", value: { index, callId: `call_${index}`, name: `tool_${index}` } });
-      for (const delta of block.pieces) events.push({ case: "toolCallArgsDelta", value: { index, delta } });
-      openTools.push({ index, block, key: toolEndKeys[index] ?? 0 });
-      return;
-    }
-    const text = block.kind === "text";
-    events.push(text ? { case: "textStart", value: { index } } : { case: "thinkingStart", value: { index } });
-    for (const piece of block.pieces) events.push(text ? { case: "textDelta", value: { index, text: piece } } : { case: "thinkingDelta", value: { index, text: piece } });
-    events.push(text ? { case: "textEnd", value: { index } } : { case: "thinkingEnd", value: { index } });
+    const { start, deltas, end } = blockEvents(block, index);
+    events.push(start, ...deltas);
+    if (block.kind === "tool") openTools.push({ end, key: toolEndKeys[index] ?? 0 });
+    else events.push(end);
   });
-  for (const { index, block } of openTools.sort((a, b) => a.key - b.key)) events.push({ case: "toolCallEnd", value: { index, argumentsJson: block.argumentsJson } });
+  for (const { end } of openTools.sort((a, b) => a.key - b.key)) events.push(end);
   return events;
 }
 
@@ -81,6 +75,13 @@ function encoded(make: (ctx: EncoderContext) => TurnEncoder, events: readonly Mo
   const usage = { inputTokens: 12n, outputTokens: 34n };
   encoder.finish(failure === undefined ? { kind: "completed", stop: hasTools ? "tool_use" : "stop", usage } : { kind: "failed", error: failure, usage });
   return res;
+}
+
+/** The call's answer as a streamed and as a collected client of `make`'s API gets it. */
+function bothAnswers(make: (ctx: EncoderContext) => TurnEncoder, [blocks, keys]: readonly [readonly CallBlock[], readonly number[]]): { streamed: CapturedResponse; collected: CapturedResponse } {
+  const events = eventsOf(blocks, keys);
+  const hasTools = blocks.some((b) => b.kind === "tool");
+  return { streamed: encoded(make, events, true, hasTools), collected: encoded(make, events, false, hasTools) };
 }
 
 /** A fetch that answers every request with what the encoder wrote. */
@@ -96,12 +97,11 @@ const RUNS = 150;
 describe("client encoders read by the official SDKs (property)", () => {
   it("Anthropic Messages: the streamed answer accumulated by MessageStream equals the collected message", async () => {
     await fc.assert(
-      fc.asyncProperty(call, async ([blocks, keys]) => {
-        const events = eventsOf(blocks, keys);
-        const hasTools = blocks.some((b) => b.kind === "tool");
+      fc.asyncProperty(call, async (scenario) => {
+        const answers = bothAnswers((ctx) => new MessagesEncoder(ctx), scenario);
         const params = { model: "bench-model", max_tokens: 100, messages: [{ role: "user" as const, content: "hi" }] };
-        const streamed = await anthropicWith(encoded((ctx) => new MessagesEncoder(ctx), events, true, hasTools)).messages.stream(params).finalMessage();
-        const collected = await anthropicWith(encoded((ctx) => new MessagesEncoder(ctx), events, false, hasTools)).messages.create(params);
+        const streamed = await anthropicWith(answers.streamed).messages.stream(params).finalMessage();
+        const collected = await anthropicWith(answers.collected).messages.create(params);
         expect(streamed.content).toEqual(collected.content);
         expect(streamed.stop_reason).toBe(collected.stop_reason);
         expect(streamed.usage.output_tokens).toBe(collected.usage.output_tokens);
@@ -112,12 +112,11 @@ describe("client encoders read by the official SDKs (property)", () => {
 
   it("OpenAI Chat Completions: the streamed answer accumulated by ChatCompletionStream equals the collected completion", async () => {
     await fc.assert(
-      fc.asyncProperty(call, async ([blocks, keys]) => {
-        const events = eventsOf(blocks, keys);
-        const hasTools = blocks.some((b) => b.kind === "tool");
+      fc.asyncProperty(call, async (scenario) => {
+        const answers = bothAnswers((ctx) => new ChatEncoder(ctx), scenario);
         const params = { model: "bench-model", messages: [{ role: "user" as const, content: "hi" }] };
-        const streamed = await openaiWith(encoded((ctx) => new ChatEncoder(ctx), events, true, hasTools)).chat.completions.stream(params).finalChatCompletion();
-        const collected = await openaiWith(encoded((ctx) => new ChatEncoder(ctx), events, false, hasTools)).chat.completions.create(params);
+        const streamed = await openaiWith(answers.streamed).chat.completions.stream(params).finalChatCompletion();
+        const collected = await openaiWith(answers.collected).chat.completions.create(params);
         const [s, c] = [streamed.choices[0]!, collected.choices[0]!];
         expect(s.message.content ?? "").toBe(c.message.content ?? "");
         expect((s.message.tool_calls ?? []).map(functionCall)).toEqual((c.message.tool_calls ?? []).map(functionCall));
@@ -129,12 +128,11 @@ describe("client encoders read by the official SDKs (property)", () => {
 
   it("OpenAI Responses: the streamed answer accumulated by ResponseStream equals the collected response", async () => {
     await fc.assert(
-      fc.asyncProperty(call, async ([blocks, keys]) => {
-        const events = eventsOf(blocks, keys);
-        const hasTools = blocks.some((b) => b.kind === "tool");
+      fc.asyncProperty(call, async (scenario) => {
+        const answers = bothAnswers((ctx) => new ResponsesEncoder(ctx), scenario);
         const params = { model: "bench-model", input: "hi" };
-        const streamed = await openaiWith(encoded((ctx) => new ResponsesEncoder(ctx), events, true, hasTools)).responses.stream(params).finalResponse();
-        const collected = await openaiWith(encoded((ctx) => new ResponsesEncoder(ctx), events, false, hasTools)).responses.create(params);
+        const streamed = await openaiWith(answers.streamed).responses.stream(params).finalResponse();
+        const collected = await openaiWith(answers.collected).responses.create(params);
         // finalResponse() adds its own parses (parsed, parsed_arguments); the items are otherwise the wire's.
         expect(streamed.output.map(withoutSdkParse)).toEqual(collected.output);
         expect(streamed.output_text).toBe(collected.output_text);
